@@ -378,6 +378,31 @@ static const class_default cwm_defaults[] = {
     {"sliding_window", false, 8192},
 };
 
+/* AfmoeConfig's (vLLM's vllm/transformers_utils/configs/afmoe.py; transformers 4.57.1 has no
+ * AfmoeConfig): vocab_size 200192, hidden_size 2048, intermediate_size 6144,
+ * moe_intermediate_size 1408, 32 layers, 16 heads (num_key_value_heads None -> the heads),
+ * head_dim 128 (given, not hid / H), max_position_embeddings 131072, rms_norm_eps 1e-5,
+ * rope_theta 10000, 64 experts, 6 per token, n_group 1, topk_group 1, sliding_window 2048;
+ * num_dense_layers 1, num_shared_experts 2, score_func "sigmoid", route_norm true, route_scale
+ * 1.0 and untied are config_afmoe.c's absent values. */
+static const class_default afmoe_defaults[] = {
+    {"vocab_size", false, 200192},
+    {"hidden_size", false, 2048},
+    {"intermediate_size", false, 6144},
+    {"moe_intermediate_size", false, 1408},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 16},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 131072},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+    {"num_experts", false, 64},
+    {"num_experts_per_tok", false, 6},
+    {"n_group", false, 1},
+    {"topk_group", false, 1},
+    {"sliding_window", false, 2048},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -418,6 +443,7 @@ static const struct {
     /* DeepSeek-MoE (DeepseekForCausalLM) */
     CLASS("deepseek", deepseek_defaults),
     CLASS("iquestcoder", iquestcoder_defaults), /* IQuestCoderForCausalLM: llama family */
+    CLASS("afmoe", afmoe_defaults), /* Arcee's Trinity (vLLM's AfmoeConfig) */
     CLASS("cwm", cwm_defaults), /* CwmForCausalLM: ministral family (config_cwm.c) */
     /* clang-format on */
 };

@@ -279,6 +279,12 @@ int config_bailing_keys(json_t *v, wt_errbuf *err);
  * sigmoid, hidden_act other than silu refused; use_qkv_bias read as attention_bias, the shared
  * experts' width as shared_expert_intermediate_size (config_bailing_v2.c). */
 int config_bailing_v2_keys(json_t *v, wt_errbuf *err);
+/* AFMoE (model_type afmoe): hidden_act other than silu, tie_word_embeddings true, score_func
+ * other than sigmoid / softmax refused; num_dense_layers read as first_k_dense_replace,
+ * num_shared_experts as n_shared_experts (x moe_intermediate_size as
+ * shared_expert_intermediate_size), score_func / route_norm / route_scale as scoring_func /
+ * norm_topk_prob / routed_scaling_factor (config_afmoe.c). */
+int config_afmoe_keys(json_t *v, wt_errbuf *err);
 /* DeepSeek-MoE (model_type deepseek): hidden_act other than silu, scoring_func other than
  * softmax, attention_bias / tie_word_embeddings true and n_routed_experts without
  * num_experts_per_tok refused naming the key (config_deepseek.c). */

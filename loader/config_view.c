@@ -245,6 +245,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_bailing_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "bailing_moe_v2") == 0)
 		rv = config_bailing_v2_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "afmoe") == 0)
+		rv = config_afmoe_keys(v, err);
 	if (rv == WT_OK && fill && config_is_minimax01(mt))
 		rv = config_minimax01_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "deepseek") == 0)

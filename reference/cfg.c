@@ -29,6 +29,7 @@
 
 #include "loader/loader.h"
 #include "reference/reference.h"
+#include "reference/afmoe.h"
 #include "reference/cfg_kind.h"
 #include "reference/grok1.h"
 #include "reference/reference_int.h"
@@ -496,6 +497,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	else if (c->phimoe || c->m2) /* before cfg_fam.c: its layernorm, qk_norm_full */
 		rv = c->m2 ? ref_cfg_minimax_m2(c, arch, json, len, err)
 		           : ref_cfg_phimoe(c, json, len, err);
+	else if (c->afmoe) /* before cfg_fam.c's glm4_moe, whose router it shares */
+		rv = ref_cfg_afmoe(c, arch, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||
 	         c->granite || c->norm_free || c->glm4_moe)
 		rv = ref_cfg_fam(c, family, json, len, err);

@@ -85,6 +85,7 @@ enum {
 	FAM_GROK1,
 	FAM_BAILING,
 	FAM_BAILING_V2,
+	FAM_AFMOE,
 	FAM_TELEFLM,
 	FAM_SOLAR,
 	FAM_DEEPSEEK_MOE
@@ -288,6 +289,9 @@ static const struct family_row families[] = {
      * grouped routing with the expert bias, routed_scaling_factor, shared experts ungated)
      * under Bailing's names with Phi-3's qkv_proj (bailing.c) */
     {"bailing_moe_v2", REF_DEEPSEEK, false, 0, FAM_BAILING_V2},
+    /* AfmoeForCausalLM (Arcee's Trinity; vLLM's afmoe.py): the output-gated attention with
+     * q/k norms (afmoe.c), Gemma 2's sandwich, GLM-4.5's MoE with expert_bias (cfg_afmoe.c) */
+    {"afmoe", REF_DEEPSEEK, true, 0, FAM_AFMOE},
     /* DeepseekForCausalLM (remote code; vLLM's deepseek_v2.py with DeepseekAttention):
      * GLM-4.5's reading (Llama's attention over DeepSeek's MoE) with V2's softmax router */
     {"deepseek", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_MOE},
@@ -546,7 +550,8 @@ static void moe_switches(ref_cfg *c, const struct family_row *r)
 	c->dots1 = r->fam == FAM_DOTS1;
 	c->ds_moe = r->fam == FAM_DEEPSEEK_MOE;
 	c->bailing_v2 = r->fam == FAM_BAILING_V2;
-	c->glm4_moe = r->fam == FAM_GLM4_MOE || c->dots1 || c->ds_moe || c->bailing_v2;
+	c->afmoe = r->fam == FAM_AFMOE;
+	c->glm4_moe = r->fam == FAM_GLM4_MOE || c->dots1 || c->ds_moe || c->bailing_v2 || c->afmoe;
 	c->q3n = r->fam == FAM_QWEN3_NEXT;
 	c->cohere = r->fam == FAM_COHERE ? 1 : r->fam == FAM_COHERE2 ? 2 : 0;
 	if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */

@@ -489,6 +489,10 @@ typedef struct ref_cfg {
 	/* Bailing MoE V2 (BailingMoeV2ForCausalLM, Ling 2.0, remote code; kind REF_DEEPSEEK with
 	 * glm4_moe and fused_ckpt; bailing.c): GLM-4.5's reading under Bailing's names */
 	bool bailing_v2;
+	/* AFMoE (AfmoeForCausalLM, Arcee's Trinity; kind REF_DEEPSEEK with glm4_moe; cfg_afmoe.c,
+	 * afmoe.c): Gemma 2's sandwich under its own names, the output-gated attention (sliding
+	 * layers with RoPE, full ones without), GLM-4.5's routing with expert_bias */
+	bool afmoe;
 	/* MiniCPM (MiniCPMForCausalLM, remote code; kind REF_DENSE; cfg_minicpm.c): Llama's
 	 * decoder under Llama's names, scale_emb / scale_depth / dim_model_base as Granite's
 	 * embed_scale / resid_mult / logits_div */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "reference/reference.h"
+#include "reference/afmoe.h"
 #include "reference/grok1.h"
 #include "reference/reference_int.h"
 #include "reference/solar.h"
@@ -192,6 +193,12 @@ static int mixer_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bu
 		*done = !c->fh1;
 	} else if (ref_jb_mamba_layer(c, l)) { /* Jamba: the Mamba (v1) mixer */
 		rv = ref_jb_mixer_full(c, s, l, b->h, T, b->o, err);
+	} else if (c->afmoe) { /* the output-gated attention, then post_attention_layernorm */
+		const ref_q3n_part p = {.ckpt = true, .Hl = c->H, .KVl = c->KV};
+		if ((rv = ref_afmoe_attn(c, s, l, &p, b->h, T, b->o, err)) == WT_OK)
+			rv =
+			    ref_norm_of(c, s, b->o, b->o, T, err,
+			                "model.layers.%lld.post_attention_layernorm", (long long)l);
 	} else if (ref_is_mla(c) || c->q3n) { /* Qwen3-Next: gated delta net / gated attention */
 		const ref_q3n_part p = {.ckpt = true, .Hl = c->H, .KVl = c->KV, .hk = c->lin_hk};
 		rv = c->q3n ? ref_q3n_mixer(c, s, l, &p, b->h, T, b->o, err)
@@ -549,6 +556,7 @@ typedef enum {
 	OWN_ZAMBA2,    /* the hybrid layers' mixers under the Mamba layers' names */
 	OWN_DBRX,      /* DBRX's / MPT's under Mixtral's / StarCoder2's (dbrx.c) */
 	OWN_LONGCAT,   /* as virtual layers (longcat.c) */
+	OWN_AFMOE,     /* under Gemma 2's and DeepSeek-V3's names (afmoe.c) */
 } own_kind;
 
 static own_kind own_names(const ref_cfg *c, ref_set *s)
@@ -585,6 +593,8 @@ static own_kind own_names(const ref_cfg *c, ref_set *s)
 		return OWN_DBRX;
 	if (c->longcat && ref_set_find(s, "model.layers.0.input_layernorm.0.weight") != NULL)
 		return OWN_LONGCAT;
+	if (c->afmoe && ref_afmoe_named(s))
+		return OWN_AFMOE;
 	return OWN_NONE;
 }
 
@@ -628,6 +638,8 @@ int ref_rename_own(const ref_cfg *c, ref_set *ck, ref_set *r, bool ckpt, wt_errb
 		return ref_dbrx_rename(c, ck, r, err);
 	case OWN_LONGCAT:
 		return ref_lc_rename(c, ck, r, err);
+	case OWN_AFMOE:
+		return ref_afmoe_rename(ck, r, err);
 	case OWN_NONE:
 		break;
 	}

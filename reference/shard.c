@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference/afmoe.h"
 #include "reference/grok1.h"
 #include "reference/shard_int.h"
 #include "reference/solar.h"
@@ -272,7 +273,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 			return rv;
 		return ref_lfm2_mixer(c, rs, l, &p, b->h, T, b->o, s->err);
 	}
-	if (ref_is_mla(c) || c->q3n) {
+	if (ref_is_mla(c) || c->q3n || c->afmoe) { /* AFMoE: its heads' gate_proj rows too */
 		const ref_q3n_part p = {.Hl = Hl,
 		                        .KVl = KVl,
 		                        .q0 = (int64_t)r * Hl,
@@ -280,8 +281,9 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 		                        .hk = c->lin_hk / (int64_t)s->T};
 		if ((rv = ref_block_input(c, rs, b->h, b->x, T, l, ref_attn_norm(c), s->err)))
 			return rv;
-		return c->q3n ? ref_q3n_mixer(c, rs, l, &p, b->h, T, b->o, s->err)
-		              : ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
+		return c->q3n     ? ref_q3n_mixer(c, rs, l, &p, b->h, T, b->o, s->err)
+		       : c->afmoe ? ref_afmoe_attn(c, rs, l, &p, b->h, T, b->o, s->err)
+		                  : ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
 	}
 	if ((rv = qkv_rank(s, rs, l)) ||
 	    (rv = ref_getf(rs, &wo, false, s->err, 2, c->hid, Hl * d, 0,

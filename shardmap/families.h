@@ -154,6 +154,7 @@ extern const sm_family shardmap_family_grok1;     /* family_grok1.c */
 extern const sm_family shardmap_family_bailing_moe;
 /* family_bailing_v2.c */
 extern const sm_family shardmap_family_bailing_moe_v2;
+extern const sm_family shardmap_family_afmoe;  /* family_afmoe.c */
 extern const sm_family shardmap_family_xverse; /* family_llama.c */
 extern const sm_family shardmap_family_aquila; /* family_llama.c */
 /* family_llama.c: Tele-FLM */

@@ -149,6 +149,7 @@ static const sm_family *const families[] = {
     &shardmap_family_grok1,
     &shardmap_family_bailing_moe,
     &shardmap_family_bailing_moe_v2,
+    &shardmap_family_afmoe,
     &shardmap_family_xverse,
     &shardmap_family_aquila,
     &shardmap_family_teleflm,

@@ -395,6 +395,7 @@ static const struct {
     {"telechat2", check_telechat2},
     {"jais", check_jais},
     {"arctic", check_arctic},
+    {"afmoe", check_afmoe},
     {"grok1", check_grok1},
     {"bailing_moe", check_bailing_moe},
     {"bailing_moe_v2", check_bailing_moe_v2},

@@ -349,4 +349,17 @@ static void check_arctic(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "ArcticForCausalLM") == 0);
 }
 
+/* AFMoE: num_dense_layers 1 as first_k_dense_replace, num_shared_experts 2 x Ie 64 as the shared
+ * width, the four layer_types codes (3 sliding, 1 full), head_dim 32 given, GQA 8 / 2, untied */
+static void check_afmoe(const ckpt_config *cfg)
+{
+	assert_true(cfg->first_k_dense_replace == 1 && cfg->n_shared_experts == 2 &&
+	            cfg->shared_expert_intermediate_size == 128 && cfg->num_experts == 8 &&
+	            cfg->head_dim == 32 && cfg->num_key_value_heads == 2 && cfg->has_layer_types &&
+	            cfg->n_layer_types == 4 && cfg->layer_types[2] == CKPT_LAYER_SLIDING_ATTN &&
+	            cfg->layer_types[3] == CKPT_LAYER_FULL_ATTN && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "afmoe") == 0 &&
+	            strcmp(cfg->architecture, "AfmoeForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

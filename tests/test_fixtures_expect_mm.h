@@ -621,6 +621,14 @@ static const fam_expect fams_mm[] = {
      4 * (1000 * 128 + 128 +
           2 * (2 * 128 + 128 * 128 + 256 * 128 + 128 * 128 + 128 + 3 * 192 * 128 + 128)),
      128, 8, 8, 16, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* afmoe: BF16; embed_tokens / lm_head [1000, 128] (untied), model.norm; 4 layers of 4 norms,
+     * q_proj / gate_proj [256, 128], k_proj / v_proj [64, 128], o_proj [128, 256], q/k norms
+     * [32]; layer 0 dense (3 x 256x128); layers 1-3 MoE (router 8x128, F32 expert_bias [8], 8
+     * experts of 3 x 64x128, the shared MLP of 3 x 128x128) */
+    {"afmoe", 137,
+     2 * (2 * 1000 * 128 + 128) + 4 * 2 * (4 * 128 + 896 * 128 + 2 * 32) + 2 * 3 * 256 * 128 +
+         3 * (2 * (8 * 128 + 8 * 3 * 64 * 128 + 3 * 128 * 128) + 4 * 8),
+     128, 8, 2, 32, 256, 1000, 4, 0, 8, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -203,3 +203,32 @@ refused_edit bailing_moe_v2 \
 	"moe_router_enable_expert_bias"
 refused_edit bailing_moe_v2 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
 	"tie_word_embeddings"
+
+# AFMoE (Arcee's Trinity): vLLM's afmoe.py cut: q/k/v fused by heads (TP 4: 2 q heads and kv head
+# 0 on rank 1), the output gate self_attn.gate_proj by the rank's heads' rows and o_proj quantized,
+# the per-head q_norm / k_norm and the four layer norms whole, layer 0's dense MLP merged, the
+# router mlp.router.gate served as mlp.gate and the F32 expert_bias whole and unquantized, experts
+# stacked, the two shared experts merged; TP 8 over 2 kv heads planned (replicated); hidden_act,
+# score_func, layer_types and a tie refused, naming the key
+"$CTL" plan --model-dir "$T/afmoe" --tp-size 4 --tp-rank 1 --quant int8-channel --rank-only \
+	>"$T/plan" || fail "plan afmoe"
+plan_has afmoe "model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.1.self_attn.gate_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 64\]" \
+	"model.layers.1.self_attn.q_norm.weight *BF16 *\[32\]" \
+	"model.layers.1.pre_mlp_layernorm.weight *BF16 *\[128\]" \
+	"model.layers.0.mlp.gate_up_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.1.mlp.gate.weight *BF16 *\[8, 128\]" \
+	"model.layers.1.mlp.expert_bias *F32 *\[8\]" \
+	"model.layers.1.mlp.experts.w13_weight *I8 *\[8, 32, 128\]" \
+	"model.layers.1.mlp.shared_experts.gate_up_proj.weight *I8 *\[64, 128\]" \
+	"model.embed_tokens.weight *BF16 *\[256, 128\]" "lm_head.weight *BF16 *\[256, 128\]"
+grep -q "router\|mlp.gate.weight_scale\|expert_bias_scale\|norm.weight_scale" "$T/plan" &&
+	fail "afmoe: the router's checkpoint name, a quantized router, bias or norm: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/afmoe" --tp-size 8 --rank-only >"$T/plan" 2>&1 ||
+	fail "afmoe: tp 8 over 2 kv heads: $(cat "$T/plan")"
+refused_edit afmoe 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
+refused_edit afmoe 's/"score_func": "sigmoid"/"score_func": "sparsemixer"/' "score_func"
+refused_edit afmoe 's/"layer_types":/"no_layer_types":/' "layer_types"
+refused_edit afmoe 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
+	"tie_word_embeddings"

@@ -30,6 +30,8 @@ expert_params_mapping: gate, up, down), the norms' .scale as .weight (load_weigh
 BailingMoeForCausalLM (the first vLLM bailing_moe.py, query_key_value [q; k; v], every layer
 MoE, TP only) and BailingMoeV2ForCausalLM (Ling 2.0: kv heads replicated, dense first layers,
 MTP layers dropped): shard_oracle_bailing.py.
+AfmoeForCausalLM (vLLM's afmoe.py: the output gate self_attn.gate_proj, the router renamed, TP
+only; its own q/k/v and gate/up, OWN_FUSED): shard_oracle_afmoe.py.
 RWForCausalLM (Falcon's original releases, vLLM's falcon.py under its RWConfig): falcon's cut on
 RWConfig's reading of the keys, shard_oracle_falcon_rw.py.
 MiniMaxText01ForCausalLM / MiniMaxM1ForCausalLM (the remote names vLLM's registry maps onto
@@ -43,6 +45,7 @@ SRCS: model_type -> the checkpoint's tensors rewritten before expected() reads t
 """
 import re
 
+from shard_oracle_afmoe import afmoe, afmoe_cfg
 from shard_oracle_arctic import arctic, arctic_cfg
 from shard_oracle_bailing import bailing, bailing_cfg
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
@@ -63,7 +66,8 @@ ORACLES["TeleChat2ForCausalLM"] = telechat2
 ORACLES["TeleChatForCausalLM"] = telechat2
 # the oracles that lay out their fused q/k/v and gate/up themselves: expected()'s fused pass (by
 # .query / .gate_proj names) skips them
-OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM"}
+OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", "AfmoeForCausalLM"}
+ORACLES["AfmoeForCausalLM"] = afmoe
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
 ORACLES["BailingMoeForCausalLM"] = ORACLES["BailingMoeV2ForCausalLM"] = bailing
@@ -78,6 +82,7 @@ CFGS["Lfm2MoeForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get("tie_em
     "tie_word_embeddings", True)))
 CFGS["JAISLMHeadModel"] = jais_cfg
 CFGS["ArcticForCausalLM"] = arctic_cfg
+CFGS["AfmoeForCausalLM"] = afmoe_cfg
 
 
 def grok1_src(src):
