@@ -403,6 +403,25 @@ static const class_default afmoe_defaults[] = {
     {"sliding_window", false, 2048},
 };
 
+/* OuroConfig's (the remote configuration_ouro.py, not read here: no network; neither
+ * transformers 4.57.1 nor vLLM keeps a copy), as a third-party port "adapted from
+ * ByteDance/Ouro-1.4B configuration_ouro.py" (OuroConfig dataclass, revision 574fa66c) gives
+ * them: vocab_size 49152, hidden_size 2048, intermediate_size 5632, 24 layers, 16 heads over 16
+ * kv heads (head_dim 2048 / 16 = 128, vLLM's hid / H), max_position_embeddings 65536,
+ * rms_norm_eps 1e-6, rope_theta 1e6; untied (the family's default); total_ut_steps 4 (vLLM's
+ * getattr default too), hidden_act, is_causal and the sliding window are config_ouro.c's. */
+static const class_default ouro_defaults[] = {
+    {"vocab_size", false, 49152},
+    {"hidden_size", false, 2048},
+    {"intermediate_size", false, 5632},
+    {"num_hidden_layers", false, 24},
+    {"num_attention_heads", false, 16},
+    {"num_key_value_heads", false, 16},
+    {"max_position_embeddings", false, 65536},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 1000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -445,6 +464,7 @@ static const struct {
     CLASS("iquestcoder", iquestcoder_defaults), /* IQuestCoderForCausalLM: llama family */
     CLASS("afmoe", afmoe_defaults), /* Arcee's Trinity (vLLM's AfmoeConfig) */
     CLASS("cwm", cwm_defaults), /* CwmForCausalLM: ministral family (config_cwm.c) */
+    CLASS("ouro", ouro_defaults), /* OuroForCausalLM (config_ouro.c) */
     /* clang-format on */
 };
 

@@ -220,6 +220,11 @@ int config_xverse_keys(json_t *v, wt_errbuf *err);
  * sliding window that would act (use_sliding_window true, sliding_window given, max_window_layers
  * below num_hidden_layers) refused: vLLM's llama.py runs none of them (config_iquestcoder.c). */
 int config_iquestcoder_keys(json_t *v, wt_errbuf *err);
+/* Ouro (model_type ouro): hidden_act other than silu, total_ut_steps outside [1,
+ * CONFIG_OURO_MAX_UT_STEPS], is_causal false and a sliding window that would act
+ * (use_sliding_window true with sliding_window given) refused (config_ouro.c). */
+#define CONFIG_OURO_MAX_UT_STEPS 64
+int config_ouro_keys(json_t *v, wt_errbuf *err);
 /* Code World Model (model_type cwm; other model_types untouched): CwmConfig's derived
  * layer_types (full attention on every 4th layer from 0), sliding_window 8192, llama3
  * rope_scaling and its scalar defaults filled where absent; hidden_act other than silu refused

@@ -223,6 +223,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_xverse_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "iquestcoder") == 0)
 		rv = config_iquestcoder_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "ouro") == 0)
+		rv = config_ouro_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "cwm") == 0)
 		rv = config_cwm_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "TeleFLM") == 0)

@@ -32,6 +32,7 @@
 #include "reference/afmoe.h"
 #include "reference/cfg_kind.h"
 #include "reference/grok1.h"
+#include "reference/ouro.h"
 #include "reference/reference_int.h"
 #include "reference/teleflm.h"
 #include "reference/solar.h"
@@ -514,6 +515,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_teleflm(c, json, len, err);
 	if (rv == WT_OK && c->solar) /* Llama's keys above, the skip connections here */
 		rv = ref_cfg_solar(c, json, len, err);
+	if (rv == WT_OK && c->ouro) /* Qwen2's keys above, the loop and its norms here */
+		rv = ref_cfg_ouro(c, json, len, err);
 	return rv != WT_OK ? rv : check_reals(c, err);
 }
 

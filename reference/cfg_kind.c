@@ -88,7 +88,8 @@ enum {
 	FAM_AFMOE,
 	FAM_TELEFLM,
 	FAM_SOLAR,
-	FAM_DEEPSEEK_MOE
+	FAM_DEEPSEEK_MOE,
+	FAM_OURO
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -356,6 +357,9 @@ static const struct family_row families[] = {
     {"xverse", REF_DENSE, false, 0, FAM_ACT},
     /* AquilaForCausalLM / AquilaModel (remote code; vLLM's llama.py): Xverse's reading */
     {"aquila", REF_DENSE, false, 0, FAM_ACT},
+    /* OuroForCausalLM (remote code; vLLM's ouro.py): Qwen2's decoder without biases, Gemma 2's
+     * sandwich norms under its own names, the layers looped total_ut_steps times (ouro.c) */
+    {"ouro", REF_DENSE, false, 0, FAM_OURO},
     /* TeleFLMForCausalLM (remote code; vLLM's teleflm.py over its llama.py): Xverse's reading
      * plus the muP multipliers (teleflm.c) */
     {"teleflm", REF_DENSE, false, 0, FAM_TELEFLM},
@@ -650,6 +654,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->lfm2_moe = r->fam == FAM_LFM2_MOE;
 	c->lfm2 = c->lfm2 || c->lfm2_moe;
 	c->orion = r->fam == FAM_ORION;
+	c->ouro = r->fam == FAM_OURO;
 	c->grok = r->fam == FAM_GROK1;
 	if (c->orion) /* StableLM's LayerNorms, Llama's RoPE and SwiGLU MLP */
 		c->layernorm = c->read_act = true;

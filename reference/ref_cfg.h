@@ -536,6 +536,11 @@ typedef struct ref_cfg {
 	 * (layernorm), eps rms_norm_eps (OrionConfig's 1e-5 filled by the loader), Llama's
 	 * rope_scaling */
 	bool orion;
+	/* Ouro (OuroForCausalLM, remote code; kind REF_DENSE, ouro.c): Qwen2's decoder without
+	 * biases and Gemma 2's sandwich norms under its own names, the layers run ouro_steps
+	 * (total_ut_steps) times with model.norm between the passes; 0 for every other family */
+	bool ouro;
+	int64_t ouro_steps;
 	/* Grok-1 (Grok1ModelForCausalLM, remote code; kind REF_MIXTRAL, grok1.c): its names read
 	 * as Mixtral's and Gemma 2's (sandwich), the o_proj output times gk_attn_mult
 	 * (attn_output_multiplier) before post_attn_norm, the router logits soft-capped

@@ -23,6 +23,7 @@
 #include "reference/reference.h"
 #include "reference/afmoe.h"
 #include "reference/grok1.h"
+#include "reference/ouro.h"
 #include "reference/reference_int.h"
 #include "reference/solar.h"
 
@@ -557,6 +558,7 @@ typedef enum {
 	OWN_DBRX,      /* DBRX's / MPT's under Mixtral's / StarCoder2's (dbrx.c) */
 	OWN_LONGCAT,   /* as virtual layers (longcat.c) */
 	OWN_AFMOE,     /* under Gemma 2's and DeepSeek-V3's names (afmoe.c) */
+	OWN_OURO,      /* under Gemma 2's sandwich names (ouro.c) */
 } own_kind;
 
 static own_kind own_names(const ref_cfg *c, ref_set *s)
@@ -595,6 +597,8 @@ static own_kind own_names(const ref_cfg *c, ref_set *s)
 		return OWN_LONGCAT;
 	if (c->afmoe && ref_afmoe_named(s))
 		return OWN_AFMOE;
+	if (c->ouro && ref_ouro_named(s))
+		return OWN_OURO;
 	return OWN_NONE;
 }
 
@@ -640,6 +644,8 @@ int ref_rename_own(const ref_cfg *c, ref_set *ck, ref_set *r, bool ckpt, wt_errb
 		return ref_lc_rename(c, ck, r, err);
 	case OWN_AFMOE:
 		return ref_afmoe_rename(ck, r, err);
+	case OWN_OURO:
+		return ref_ouro_rename(c, ck, r, err);
 	case OWN_NONE:
 		break;
 	}
@@ -701,8 +707,11 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	}
 	if ((rv = embed_full(c, ck, tokens, T, b.x, &emb, err)))
 		goto out;
-	for (int64_t l = 0; l < c->L; l++) {
+	for (int64_t it = 0; it < c->L * ref_ouro_passes(c); it++) { /* Ouro: its loop steps */
 		const float *pn = NULL;
+		int64_t l = it % c->L;
+		if (l == 0 && it > 0 && (rv = ref_ouro_step_norm(c, ck, b.x, T, err)))
+			goto out;
 		char m[160];
 		if (ref_ml_cross(c, l)) /* Mllama's cross-attention layer: skipped on text */
 			continue;

@@ -38,6 +38,7 @@
 
 #include "reference/afmoe.h"
 #include "reference/grok1.h"
+#include "reference/ouro.h"
 #include "reference/shard_int.h"
 #include "reference/solar.h"
 
@@ -736,7 +737,12 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	}
 	if ((rv = embed(&s, tokens)))
 		goto out;
-	for (int64_t i = 0; i < c->L; i++) {
+	for (int64_t it = 0; it < c->L * ref_ouro_passes(c); it++) { /* Ouro: its loop steps */
+		int64_t i = it % c->L;
+		if (i == 0 && it > 0 &&
+		    (rv = ref_ouro_step_norm_ranks(c, rank_set(&s, 0, s.g), s.T, s.b.x, s.b.y,
+		                                   s.b.part, s.n_tok, err)))
+			goto out;
 		if (ref_ml_cross(c, i)) /* Mllama's cross-attention layer: skipped on text */
 			continue;
 		if ((rv = ref_solar_skip(c, &sk, s.b.x, s.n_tok * c->hid, i, err)))

@@ -408,6 +408,7 @@ static const struct {
     {"mimo", check_mimo},
     {"deepseek_moe", check_deepseek_moe},
     {"telechat", check_telechat},
+    {"ouro", check_ouro},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

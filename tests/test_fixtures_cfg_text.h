@@ -362,4 +362,13 @@ static void check_afmoe(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "AfmoeForCausalLM") == 0);
 }
 
+/* Ouro: Qwen2's dims without biases, GQA 8 / 2, head_dim 16 (hid / H), untied */
+static void check_ouro(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 16 && cfg->num_key_value_heads == 2 &&
+	            cfg->intermediate_size == 192 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "ouro") == 0 &&
+	            strcmp(cfg->architecture, "OuroForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -629,6 +629,13 @@ static const fam_expect fams_mm[] = {
      2 * (2 * 1000 * 128 + 128) + 4 * 2 * (4 * 128 + 896 * 128 + 2 * 32) + 2 * 3 * 256 * 128 +
          3 * (2 * (8 * 128 + 8 * 3 * 64 * 128 + 3 * 128 * 128) + 4 * 8),
      128, 8, 2, 32, 256, 1000, 4, 0, 8, 64, CKPT_QUANT_NONE, 1},
+    /* ouro: F32; embed_tokens / lm_head [1000, 128] (untied), norm, early_exit_gate [1, 128]
+     * and its bias [1]; 2 layers of four norms, q_proj / o_proj [128, 128], k_proj / v_proj
+     * [32, 128], gate_proj / up_proj [192, 128], down_proj [128, 192]; no biases */
+    {"ouro", 27,
+     4 * (2 * 1000 * 128 + 128 + 128 + 1 +
+          2 * (4 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)),
+     128, 8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -232,3 +232,26 @@ refused_edit afmoe 's/"score_func": "sigmoid"/"score_func": "sparsemixer"/' "sco
 refused_edit afmoe 's/"layer_types":/"no_layer_types":/' "layer_types"
 refused_edit afmoe 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
 	"tie_word_embeddings"
+
+# Ouro (OuroForCausalLM): Qwen2's cut without biases at TP 4 rank 1 int8 (q heads 2, 3 and kv
+# head 0 replicated on ranks 0, 1), the four norms a layer whole, model.early_exit_gate's weight
+# by columns [1, 32] and its bias [1] whole, both unquantized; TP 8 planned; hidden_act gelu, an
+# acting sliding window, is_causal false and total_ut_steps 65 refused, naming the key
+"$CTL" plan --model-dir "$T/ouro" --tp-size 4 --tp-rank 1 --quant int8-channel --rank-only \
+	>"$T/plan" || fail "plan ouro"
+plan_has ouro "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.input_layernorm_2.weight *F32 *\[128\]" \
+	"model.layers.1.post_attention_layernorm_2.weight *F32 *\[128\]" \
+	"model.early_exit_gate.weight *F32 *\[1, 32\]" "model.early_exit_gate.bias *F32 *\[1\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "early_exit_gate.weight_scale\|layernorm.weight_scale\|layernorm_2.weight_scale\|qkv_proj.bias" \
+	"$T/plan" && fail "ouro: a quantized gate or norm, or a q/k/v bias: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/ouro" --tp-size 8 --rank-only >"$T/plan" 2>&1 ||
+	fail "ouro: tp 8 over 2 kv heads: $(cat "$T/plan")"
+refused_edit ouro 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
+refused_edit ouro 's/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 64/' \
+	"use_sliding_window is true"
+refused_edit ouro 's/"total_ut_steps": 3/"total_ut_steps": 65/' "total_ut_steps 65"
+refused_edit ouro 's/"use_cache": true/"use_cache": true, "is_causal": false/' "is_causal is false"

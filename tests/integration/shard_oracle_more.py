@@ -41,6 +41,9 @@ MiMoForCausalLM (vLLM's mimo.py over qwen2.py): no oracle of its own; mimo_src d
 multi-token-prediction layers (model.mtp_layers.*, as vLLM's WeightsMapper maps the prefix to
 None) and expected() cuts the rest as Qwen2's (q/k/v and their biases fused by heads).
 
+OuroForCausalLM (vLLM's ouro.py): Qwen2's cut without biases, the early-exit gate's weight by
+columns: shard_oracle_ouro.py.
+
 SRCS: model_type -> the checkpoint's tensors rewritten before expected() reads them.
 """
 import re
@@ -54,6 +57,7 @@ from shard_oracle_falcon_rw import falcon_rw, falcon_rw_cfg
 from shard_oracle_internlm2 import internlm2
 from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_minicpm import minicpm, minicpm_cfg
+from shard_oracle_ouro import ouro
 from shard_oracle_qwen import qwen
 from shard_oracle_telechat2 import telechat2, telechat2_cfg
 
@@ -71,6 +75,7 @@ ORACLES["AfmoeForCausalLM"] = afmoe
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
 ORACLES["BailingMoeForCausalLM"] = ORACLES["BailingMoeV2ForCausalLM"] = bailing
+ORACLES["OuroForCausalLM"] = ouro  # the early-exit gate by columns
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
