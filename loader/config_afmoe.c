@@ -59,10 +59,11 @@ static int af_router(json_t *v, wt_errbuf *err)
 	if (sf != NULL && !json_is_null(sf)) {
 		if (!json_is_string(sf) || (strcmp(json_string_value(sf), "sigmoid") != 0 &&
 		                            strcmp(json_string_value(sf), "softmax") != 0))
-			return wt_seterr(err, WT_EUNSUPPORTED,
-			                 "config.json: score_func is not \"sigmoid\" or \"softmax\"; "
-			                 "vLLM's FusedMoE scores the router by one of them: give "
-			                 "\"sigmoid\" (AfmoeConfig's default)");
+			return wt_seterr(
+			    err, WT_EUNSUPPORTED,
+			    "config.json: score_func is not \"sigmoid\" or \"softmax\"; "
+			    "vLLM's FusedMoE scores the router by one of them: give "
+			    "\"sigmoid\" (AfmoeConfig's default)");
 		s = json_string_value(sf);
 	}
 	bool sig = strcmp(s, "sigmoid") == 0, norm = true;

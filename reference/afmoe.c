@@ -130,7 +130,8 @@ int ref_afmoe_attn(const ref_cfg *c, ref_set *s, int64_t l, const ref_q3n_part *
 		return rv;
 	float *buf = malloc((size_t)(T * (3 * qd + 2 * kvd)) * sizeof(float));
 	if (buf == NULL)
-		return wt_seterr(err, WT_ENOMEM, "layer %lld attention: out of memory", (long long)l);
+		return wt_seterr(err, WT_ENOMEM, "layer %lld attention: out of memory",
+		                 (long long)l);
 	float *q = buf, *g = q + T * qd, *att = g + T * qd, *k = att + T * qd, *v = k + T * kvd;
 	ref_linear(q, h, w.wq, NULL, T, c->hid, qd);
 	ref_linear(k, h, w.wk, NULL, T, c->hid, kvd);

@@ -57,10 +57,11 @@ static int af_layers(json_t *root, const ckpt_field *f, ref_cfg *c, wt_errbuf *e
 	c->nope_global = true; /* a full_attention layer: no rotary_emb */
 	memset(c->local_mask, 0, sizeof(c->local_mask));
 	if (c->window < 1 || c->L > REF_L4_MAX_LAYERS)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: sliding_window %lld, %lld layers; the reference needs "
-		                 "a positive window and at most %d layers",
-		                 (long long)c->window, (long long)c->L, REF_L4_MAX_LAYERS);
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: sliding_window %lld, %lld layers; the reference needs "
+		    "a positive window and at most %d layers",
+		    (long long)c->window, (long long)c->L, REF_L4_MAX_LAYERS);
 	int rv = ref_layer_types_list(c, lt, err);
 	for (int64_t i = 0; rv == WT_OK && i < c->L; i++) {
 		bool local = false;

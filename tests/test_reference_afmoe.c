@@ -62,15 +62,15 @@ static void test_af_pass(void **state)
  * within 7.7e-7 of the reference's (largest 0.871). Moved by (torch): the gate dropped 0.32, the
  * expert bias zeroed 0.40, mup off 0.46, RoPE on the full layer 0.27 */
 static const gold_pt gold_af[] = {
-    {0, 0, 3.751308620e-01f},   {0, 333, -1.949281394e-01f}, {0, 666, 1.554045081e-01f},
-    {0, 999, -1.423364431e-01f}, {1, 0, 3.864906356e-02f},   {1, 333, -2.985128388e-02f},
-    {1, 666, 4.669773206e-02f}, {1, 999, -2.507530153e-01f}, {2, 0, -2.246246189e-01f},
-    {2, 333, 4.041508958e-02f}, {2, 666, 2.315483242e-02f}, {2, 999, 1.033159439e-02f},
-    {3, 0, -4.282444119e-01f},  {3, 333, -1.719621867e-01f}, {3, 666, -2.192461118e-02f},
-    {3, 999, 2.086528689e-01f}, {4, 0, -2.877099514e-01f},  {4, 333, 1.018791124e-01f},
-    {4, 666, 1.955834962e-02f}, {4, 999, -1.443864852e-01f}, {5, 0, -7.242635638e-02f},
-    {5, 333, 1.740943491e-01f}, {5, 666, -6.553122401e-02f}, {5, 999, -5.555734411e-02f},
-    {6, 0, 7.259349525e-02f},   {6, 333, -7.047468424e-02f}, {6, 666, 9.946370870e-02f},
+    {0, 0, 3.751308620e-01f},    {0, 333, -1.949281394e-01f}, {0, 666, 1.554045081e-01f},
+    {0, 999, -1.423364431e-01f}, {1, 0, 3.864906356e-02f},    {1, 333, -2.985128388e-02f},
+    {1, 666, 4.669773206e-02f},  {1, 999, -2.507530153e-01f}, {2, 0, -2.246246189e-01f},
+    {2, 333, 4.041508958e-02f},  {2, 666, 2.315483242e-02f},  {2, 999, 1.033159439e-02f},
+    {3, 0, -4.282444119e-01f},   {3, 333, -1.719621867e-01f}, {3, 666, -2.192461118e-02f},
+    {3, 999, 2.086528689e-01f},  {4, 0, -2.877099514e-01f},   {4, 333, 1.018791124e-01f},
+    {4, 666, 1.955834962e-02f},  {4, 999, -1.443864852e-01f}, {5, 0, -7.242635638e-02f},
+    {5, 333, 1.740943491e-01f},  {5, 666, -6.553122401e-02f}, {5, 999, -5.555734411e-02f},
+    {6, 0, 7.259349525e-02f},    {6, 333, -7.047468424e-02f}, {6, 666, 9.946370870e-02f},
     {6, 999, -1.388561875e-01f}};
 
 #define GOLD_TOL 1e-5
@@ -84,7 +84,8 @@ static void test_af_torch(void **state)
 static void test_af_caught(void **state)
 {
 	(void)state;
-	expect_swapped(FAM, 2, 1, L1 "self_attn.qkv_proj.weight", "the ranks' q/k/v heads exchanged");
+	expect_swapped(FAM, 2, 1, L1 "self_attn.qkv_proj.weight",
+	               "the ranks' q/k/v heads exchanged");
 	expect_swapped(FAM, 2, 1, L1 "self_attn.gate_proj.weight",
 	               "the ranks' output-gate rows exchanged");
 	expect_zeroed(FAM, 2, 1, 1, L1 "self_attn.gate_proj.weight",
@@ -102,9 +103,9 @@ static void test_af_caught(void **state)
 	expect_stacks_swapped(FAM, 1, 2, L1 "mlp.experts.", "the EP ranks' experts exchanged");
 	/* TP 4 over 2 kv heads: rank 1 holds 2 q heads (64 rows) and kv head 0 (k, v: 32 rows
 	 * each); its q rows exchanged with its k / v rows (BF16 rows of 128) */
-	expect_halves_swapped(
-	    FAM, 4, 1, (tamper_halves){L1 "self_attn.qkv_proj.weight", 1, 1, 64, 128 * 2},
-	    "rank 1's q rows and k / v rows exchanged");
+	expect_halves_swapped(FAM, 4, 1,
+	                      (tamper_halves){L1 "self_attn.qkv_proj.weight", 1, 1, 64, 128 * 2},
+	                      "rank 1's q rows and k / v rows exchanged");
 }
 
 /* The switches: the ckpt's config read as vLLM's afmoe.py runs Trinity, and each moves the
@@ -205,8 +206,8 @@ static void test_af_config(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_af_pass),     cmocka_unit_test(test_af_torch),
-	    cmocka_unit_test(test_af_caught),   cmocka_unit_test(test_af_switches),
+	    cmocka_unit_test(test_af_pass),   cmocka_unit_test(test_af_torch),
+	    cmocka_unit_test(test_af_caught), cmocka_unit_test(test_af_switches),
 	    cmocka_unit_test(test_af_config),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

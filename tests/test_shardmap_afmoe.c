@@ -35,7 +35,7 @@
 	"{\"architectures\":[\"AfmoeForCausalLM\"],\"model_type\":\"afmoe\","                      \
 	"\"hidden_size\":128,\"num_attention_heads\":8,\"num_key_value_heads\":2," head            \
 	"\"vocab_size\":1000,\"num_hidden_layers\":3,\"num_experts\":4,"                           \
-	"\"num_experts_per_tok\":2,\"moe_intermediate_size\":32,\"intermediate_size\":96" extra   \
+	"\"num_experts_per_tok\":2,\"moe_intermediate_size\":32,\"intermediate_size\":96" extra    \
 	"}"
 #define AF_CFG(extra) AF_BASE("\"head_dim\":32,", ",\"layer_types\":" LT3 extra)
 #define AF_OK         AF_CFG("")
@@ -138,8 +138,9 @@ static void test_af_slices(void **state)
 		rows_at(&f, 0, EMB, 0, EMB, 0, Vl);
 		assert_true(tm_ix(f.p, 0, ROUTER) < 0);
 		assert_true(tm_ix(f.p, 0, "model.layers.0.mlp.gate.weight") < 0);
-		/* embedding, head, final norm; 3 layers of 4 norms, qkv, o, gate, q/k norms; layer 0's
-		 * gate_up / down; layers 1, 2: router, expert bias, 2 stacks, shared gate_up / down */
+		/* embedding, head, final norm; 3 layers of 4 norms, qkv, o, gate, q/k norms; layer
+		 * 0's gate_up / down; layers 1, 2: router, expert bias, 2 stacks, shared gate_up /
+		 * down */
 		assert_int_equal(shardmap_rank_n_tensors(f.p, 0), 3 + 3 * 9 + 2 + 2 * 6);
 		fx_close(&f);
 	}
