@@ -422,6 +422,21 @@ static const class_default ouro_defaults[] = {
     {"rope_theta", true, 1000000.0},
 };
 
+/* DeciLMConfig's (the remote configuration_decilm.py of the Llama-Nemotron releases: a
+ * transformers 4.44.2 LlamaConfig whose intermediate_size and num_key_value_heads it sets to None,
+ * the per-layer block_configs deciding both: config_decilm.c): vocab_size 32000, hidden_size
+ * 4096, 32 layers, 32 heads, max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000;
+ * untied. */
+static const class_default decilm_defaults[] = {
+    {"vocab_size", false, 32000},
+    {"hidden_size", false, 4096},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -465,6 +480,7 @@ static const struct {
     CLASS("afmoe", afmoe_defaults), /* Arcee's Trinity (vLLM's AfmoeConfig) */
     CLASS("cwm", cwm_defaults), /* CwmForCausalLM: ministral family (config_cwm.c) */
     CLASS("ouro", ouro_defaults), /* OuroForCausalLM (config_ouro.c) */
+    CLASS("nemotron-nas", decilm_defaults), /* DeciLMForCausalLM (config_decilm.c) */
     /* clang-format on */
 };
 

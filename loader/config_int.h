@@ -216,6 +216,9 @@ int config_internlm_keys(json_t *v, wt_errbuf *err);
  * onto attention_out_bias and, unless qkv_bias is given, attention_bias; hidden_act other than
  * silu refused (config_internlm3.c). Aquila (model_type aquila) is read alike. */
 int config_xverse_keys(json_t *v, wt_errbuf *err);
+/* DeciLM (model_type nemotron-nas): block_configs checked layer by layer, the bias switches and
+ * hidden_act refused as config_decilm.c says; run after the class defaults. */
+int config_decilm_keys(json_t *v, wt_errbuf *err);
 /* IQuest-Coder (model_type iquestcoder): hidden_act other than silu, clip_qkv not null and a
  * sliding window that would act (use_sliding_window true, sliding_window given, max_window_layers
  * below num_hidden_layers) refused: vLLM's llama.py runs none of them (config_iquestcoder.c). */

@@ -255,6 +255,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_deepseek_keys(v, err);
 	if (rv == WT_OK && fill)
 		rv = fill_class_defaults(v, mt, err);
+	if (rv == WT_OK && fill && strcmp(mt, "nemotron-nas") == 0)
+		rv = config_decilm_keys(v, err);
 	if (rv == WT_OK && longcat)
 		rv = config_longcat_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "whisper") == 0)

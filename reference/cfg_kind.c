@@ -366,6 +366,10 @@ static const struct family_row families[] = {
     /* SolarForCausalLM (remote code; vLLM's solar.py): Llama's decoder, hidden_act read (silu;
      * the loader refuses others), the block skip connections (solar.c) */
     {"solar", REF_DENSE, false, 0, FAM_SOLAR},
+    /* DeciLMForCausalLM (remote code; vLLM's nemotron_nas.py): Llama's decoder, hidden_act read
+     * (silu; the loader refuses others), each layer sized or skipped by block_configs
+     * (decilm.c) */
+    {"nemotron_nas", REF_DENSE, false, 0, FAM_ACT},
     /* MiMoForCausalLM (remote code; vLLM's mimo.py over qwen2.py): Qwen2's reading; the
      * checkpoint's model.mtp_layers.* (the draft's) are not read */
     {"mimo", REF_DENSE, false, 0, 0},

@@ -8,6 +8,7 @@
 
 #include "loader/config_int.h"
 #include "reference/ckpt.h"
+#include "reference/decilm.h"
 #include "reference/reference_int.h"
 
 /*
@@ -415,6 +416,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 	const char *fam = shardmap_family_of(cc);
 	if (rv == WT_OK)
 		rv = family_layers(cc, fam, &c, err);
+	if (rv == WT_OK && fam != NULL && strcmp(fam, "nemotron_nas") == 0)
+		rv = ref_dl_layers(cc, json, len, &c, err); /* block_configs (decilm.c) */
 	char *flat = NULL; /* the families whose own key names the reference reads renamed */
 	for (size_t i = 0;
 	     rv == WT_OK && fam != NULL && i < sizeof(json_keys) / sizeof(json_keys[0]); i++)

@@ -555,6 +555,13 @@ typedef struct ref_cfg {
 	bool solar;
 	uint64_t sk_save[2][4], sk_mix[2][4];
 	double sk_tv;
+	/* DeciLM (DeciLMForCausalLM, remote code; kind REF_DENSE, decilm.c): Llama's decoder whose
+	 * layers block_configs sizes one by one (the loader's ckpt_config_decilm): bit i of
+	 * dl_attn / dl_ffn when layer i has attention / an MLP (a no-op one skips its residual
+	 * branch), dl_kv[i] / dl_I[i] its kv heads and MLP width; KV and I hold the largest */
+	bool decilm;
+	uint64_t dl_attn[4], dl_ffn[4];
+	int32_t dl_kv[256], dl_I[256];
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

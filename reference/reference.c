@@ -22,6 +22,7 @@
 
 #include "reference/reference.h"
 #include "reference/afmoe.h"
+#include "reference/decilm.h"
 #include "reference/grok1.h"
 #include "reference/ouro.h"
 #include "reference/reference_int.h"
@@ -726,10 +727,13 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		const bool par = c->neox_par || ref_arctic_res(c, l);
 		if (par && (rv = ref_block_input(c, ck, b.y, b.x, T, l, ref_mlp_norm(c), err)))
 			goto out;
-		if (!ref_nh_mlp(c, l) && (rv = attn_full(c, ck, l, T, &b, err)))
+		ref_cfg lc; /* DeciLM: the layer's own kv heads and MLP width (decilm.c) */
+		const ref_cfg *cl = ref_dl_layer(c, l, &lc);
+		if (!ref_nh_mlp(c, l) && ref_dl_attn(c, l) &&
+		    (rv = attn_full(cl, ck, l, T, &b, err)))
 			goto out;
-		if (c->mamba_lm || (c->nh && !ref_nh_mlp(c, l))) /* the mixer is the whole block */
-			continue;
+		if (c->mamba_lm || (c->nh && !ref_nh_mlp(c, l)) || !ref_dl_ffn(c, l))
+			continue; /* the mixer is the whole block; DeciLM's no-op ffn */
 		if (par)
 			memcpy(b.h, b.y, (size_t)(T * c->hid) * sizeof(float));
 		if ((c->cohere == 0 && !par &&
@@ -748,7 +752,7 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 		} else {
 			snprintf(m, sizeof(m), "model.layers.%lld.%s", (long long)l,
 			         ref_ffn_module(c));
-			rv = mlp_full(c, ck, m, c->I, T, b.h, b.acc, b.scratch, err);
+			rv = mlp_full(c, ck, m, cl->I, T, b.h, b.acc, b.scratch, err);
 		}
 		if (rv == WT_OK && ref_arctic_res(c, l)) /* + residual_mlp(residual_layernorm(x)) */
 			rv = ref_arctic_residual_full(c, ck, l, T, &b, err);

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "reference/afmoe.h"
+#include "reference/decilm.h"
 #include "reference/grok1.h"
 #include "reference/ouro.h"
 #include "reference/shard_int.h"
@@ -747,12 +748,15 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 			continue;
 		if ((rv = ref_solar_skip(c, &sk, s.b.x, s.n_tok * c->hid, i, err)))
 			goto out; /* Solar's skips */
-		if (!ref_nh_mlp(c, i) && (rv = attn(&s, i)))
+		ref_cfg lc;       /* DeciLM: the layer's own kv heads and MLP width (decilm.c) */
+		s.c = ref_dl_layer(c, i, &lc);
+		s.KVl = s.c->KV >= T ? s.c->KV / T : 1;
+		if (!ref_nh_mlp(c, i) && ref_dl_attn(c, i) && (rv = attn(&s, i)))
 			goto out;
 		if (c->longcat && i % 2 == 0 && (rv = ref_shard_lc_moe(&s, i)))
 			goto out;
-		if (c->mamba_lm || (c->nh && !ref_nh_mlp(c, i))) /* the mixer is the whole block */
-			continue;
+		if (c->mamba_lm || (c->nh && !ref_nh_mlp(c, i)) || !ref_dl_ffn(c, i))
+			continue; /* the mixer is the whole block; DeciLM's no-op ffn */
 		if (ref_layer_is_moe(c, i))
 			rv = ref_shard_moe(&s, i);
 		else
@@ -770,6 +774,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		if ((c->longcat && i % 2 == 1) || ref_arctic_res(c, i)) /* Arctic: attention's */
 			ref_residual_add(c, s.b.x, s.b.sc, s.n_tok * c->hid);
 	}
+	s.c = c;
 	rv = lm_head(&s, logits);
 out:
 	ref_solar_free(&sk);

@@ -52,8 +52,10 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 	const ckpt_tensor *t = &e->view;
 	int64_t want[5];
 	bool ok = t->ndim == r->ndim;
+	sm_dims tmp;
+	const sm_dims *dm = shardmap_layer_dm(x, r, e->i, &tmp);
 	for (int k = 0; k < r->ndim && k < 5; k++) {
-		want[k] = shardmap_dim_value(&x->dm, r->dims[k]);
+		want[k] = shardmap_dim_value(dm, r->dims[k]);
 		if (r->dims[k] != SM_D_ANY && t->shape[k] != want[k])
 			ok = false;
 	}
@@ -682,7 +684,8 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 		goto fail;
 	}
 	if ((rv = shardmap_derive_dims(&x, err)) != WT_OK ||
-	    (rv = build_exclusions(&x, err)) != WT_OK)
+	    (rv = build_exclusions(&x, err)) != WT_OK ||
+	    (fam->layer_dims && (rv = fam->layer_dims(c, &x.ld, err)) != WT_OK))
 		goto fail;
 	if (fam->check && (rv = fam->check(cfg, err)) != WT_OK)
 		goto fail;
@@ -714,6 +717,7 @@ fail:
 		free(x.ents[k].canon);
 	}
 	free(x.ents);
+	free(x.ld);
 	shardmap_excl_free(x.excl);
 	shardmap_plan_free(p);
 	return rv;

@@ -21,6 +21,15 @@ static bool linear_at(const sm_ctx *x, int64_t i)
 	return x->fam->layer_is_linear && x->fam->layer_is_linear(x->cfg, i);
 }
 
+/* The conditions past the switch below: DeciLM's halves (a layer with attention / an MLP by the
+ * family's layer_dims), else GPT-OSS's expert forms (shardmap_mx_cond). */
+static bool other_cond(const sm_ctx *x, uint8_t cond, int64_t i)
+{
+	if (cond == SM_C_LATT || cond == SM_C_LMLP)
+		return !x->ld || (cond == SM_C_LATT ? x->ld[i].attn : x->ld[i].mlp);
+	return shardmap_mx_cond(x->cfg, cond);
+}
+
 bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 {
 	switch (r->cond) {
@@ -115,10 +124,10 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_Z2BLKB:
 	case SM_C_Z2ATTAD:
 		return shardmap_zamba2_cond(x->cfg, r->cond, i);
-	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's two expert forms), Nemotron-H's or SM_C_ALL */
+	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's expert forms), Nemotron-H's, DeciLM's, SM_C_ALL */
 		return r->cond >= SM_C_NHATT && r->cond <= SM_C_NHMLPB
 		           ? shardmap_nemotron_h_cond(x->cfg, r->cond, i)
-		           : shardmap_mx_cond(x->cfg, r->cond);
+		           : other_cond(x, r->cond, i);
 	}
 }
 
@@ -245,6 +254,12 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		                                       : "layer_types, full_attention_interval";
 		snprintf(wb, cap, "%s layer (see %s)", kind, keys);
 		why = wb;
+	} else if (ru->cond == SM_C_LATT || ru->cond == SM_C_LMLP) {
+		snprintf(wb, cap,
+		         "a layer without %s (block_configs[%" PRId64 "].%s.no_op is true)",
+		         ru->cond == SM_C_LATT ? "attention" : "an MLP", i,
+		         ru->cond == SM_C_LATT ? "attention" : "ffn");
+		why = wb;
 	} else if (ru->cond == SM_C_QKNORM)
 		why = "without q/k norms (use_qk_norm is false or absent)";
 	else if (ru->cond == SM_C_QKLN)
@@ -353,4 +368,17 @@ int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor 
 	                 "tensor '%s': unknown tensor: config.json makes layer %" PRId64
 	                 " %s; fix config.json or the checkpoint",
 	                 t->name, i, why);
+}
+
+const sm_dims *shardmap_layer_dm(const sm_ctx *x, const sm_rule *r, int64_t i, sm_dims *tmp)
+{
+	if (!x->ld || i < 0 || i >= x->dm.n_layers ||
+	    (r->flags & (SM_F_VIS | SM_F_DEEP | SM_F_QF)) || strstr(r->ckpt, "{i}") == NULL)
+		return &x->dm;
+	*tmp = x->dm;
+	if (x->ld[i].attn)
+		tmp->n_kv_heads = x->ld[i].kv_heads;
+	if (x->ld[i].mlp)
+		tmp->inter = x->ld[i].inter;
+	return tmp;
 }

@@ -596,7 +596,7 @@ static int cut_ranks(sm_ctx *x, inst_info *in, sm_pvec *pvs, sm_geo *gs, wt_errb
 	return WT_OK;
 }
 
-static int do_instance(sm_ctx *x, size_t a, size_t n, wt_errbuf *err)
+static int cut_instance(sm_ctx *x, size_t a, size_t n, wt_errbuf *err)
 {
 	inst_info in = {.a = a, .n = n};
 	int rv = decide(x, &in, err);
@@ -623,6 +623,16 @@ static int do_instance(sm_ctx *x, size_t a, size_t n, wt_errbuf *err)
 		free(pvs[rank].v);
 	free(pvs);
 	free(gs);
+	return rv;
+}
+
+/* The instance under its layer's own dims (shardmap_layer_dm). */
+static int do_instance(sm_ctx *x, size_t a, size_t n, wt_errbuf *err)
+{
+	sm_dims keep = x->dm, tmp;
+	x->dm = *shardmap_layer_dm(x, &x->fam->rules[x->ents[a].rule], x->ents[a].i, &tmp);
+	int rv = cut_instance(x, a, n, err);
+	x->dm = keep;
 	return rv;
 }
 

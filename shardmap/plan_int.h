@@ -90,15 +90,19 @@ typedef struct sm_ctx {
 	size_t n_ents;
 	sm_excl *excl;
 	uint32_t tp_size,
-	    ep_size; /* the layout's sizes (plan_inst.c varies tp_size in suggestions) */
-	bool alt;    /* the checkpoint uses the family's alias name layout */
-	bool tied;   /* the LM head is the embedding (shardmap_tied) */
-	sm_plan *p;  /* NULL in a dry run (validation only, no messages) */
+	    ep_size;       /* the layout's sizes (plan_inst.c varies tp_size in suggestions) */
+	bool alt;          /* the checkpoint uses the family's alias name layout */
+	bool tied;         /* the LM head is the embedding (shardmap_tied) */
+	sm_layer_dims *ld; /* fam->layer_dims's, one per layer; owned; NULL = none */
+	sm_plan *p;        /* NULL in a dry run (validation only, no messages) */
 } sm_ctx;
 
 /* The dims of x from its config (plan_dims.c): x->dm filled, every config dim checked;
  * a dim out of range or missing where the family needs it is an error naming the key. */
 int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err);
+/* The dims rule r's tensor at index i is cut by: x->dm, with layer i's own kv heads and MLP
+ * width (fam->layer_dims) in *tmp when r is a layer's and the family has them. */
+const sm_dims *shardmap_layer_dm(const sm_ctx *x, const sm_rule *r, int64_t i, sm_dims *tmp);
 /* The value of symbolic dim sym (SM_D_*) in d; -1 for none. */
 int64_t shardmap_dim_value(const sm_dims *d, int sym);
 

@@ -157,6 +157,7 @@ static const sm_family *const families[] = {
     &shardmap_family_mimo,
     &shardmap_family_deepseek,
     &shardmap_family_ouro,
+    &shardmap_family_nemotron_nas,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -289,6 +289,8 @@ typedef enum {
 	SM_C_LFMEB, /* LFM2-MoE's MoE layers when use_expert_bias (feed_forward.expert_bias) */
 	SM_C_JWPE,  /* JAIS's transformer.wpe: position_embedding_type learned (not alibi) */
 	SM_C_ARES,  /* Arctic's MoE layers when use_residual (residual_mlp, residual_layernorm) */
+	SM_C_LATT,  /* layers with attention by the family's layer_dims (DeciLM's block_configs) */
+	SM_C_LMLP,  /* layers with an MLP by the family's layer_dims */
 } sm_cond;
 
 enum {
@@ -321,6 +323,13 @@ typedef struct sm_rule {
 	uint8_t ndim;
 	uint8_t dims[5]; /* sm_dim; dims past ndim unused */
 } sm_rule;
+
+/* One layer's own attention and MLP (sm_family.layer_dims): whether it has them, its kv heads
+ * and MLP width. */
+typedef struct sm_layer_dims {
+	bool attn, mlp;
+	int64_t kv_heads, inter;
+} sm_layer_dims;
 
 typedef struct sm_family {
 	const char *name;         /* "llama" */
@@ -512,6 +521,11 @@ typedef struct sm_family {
 	/* vLLM's first bailing_moe.py: asserts num_key_value_heads % tp_size == 0 (no kv head
 	 * replicated on several ranks) */
 	bool kv_divides_tp;
+	/* Hook: each layer's own attention and MLP (DeciLM's block_configs), read once per plan
+	 * into *out (num_hidden_layers entries, owned by the planner): a layer's kv heads and MLP
+	 * width stand for KV and I in its tensors' shapes and cuts, and SM_C_LATT / SM_C_LMLP
+	 * rules hold where it has them. NULL = every layer has the model's. */
+	int (*layer_dims)(const ckpt *c, sm_layer_dims **out, wt_errbuf *err);
 } sm_family;
 
 /* The checkpoint prefixes transformers >= 4.52 writes for the LLaVA-style layouts

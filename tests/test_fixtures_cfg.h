@@ -399,6 +399,7 @@ static const struct {
     {"grok1", check_grok1},
     {"bailing_moe", check_bailing_moe},
     {"bailing_moe_v2", check_bailing_moe_v2},
+    {"decilm", check_decilm},
     {"xverse", check_xverse},
     {"aquila", check_aquila},
     {"stablelm_epoch", check_stablelm_epoch},

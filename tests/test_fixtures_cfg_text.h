@@ -7,6 +7,8 @@
 #ifndef WT_TEST_FIXTURES_CFG_TEXT_H
 #define WT_TEST_FIXTURES_CFG_TEXT_H
 
+#include "loader/loader_decilm.h"
+
 /* Zamba2Config's keys under the mixer's names, layers_block_type as layer_types, the blocks. */
 static void check_zamba2(const ckpt_config *cfg)
 {
@@ -369,6 +371,33 @@ static void check_ouro(const ckpt_config *cfg)
 	            cfg->intermediate_size == 192 && !cfg->tie_word_embeddings &&
 	            strcmp(cfg->model_type, "ouro") == 0 &&
 	            strcmp(cfg->architecture, "OuroForCausalLM") == 0);
+}
+
+/* DeciLM (Llama-Nemotron): its block_configs read layer by layer by the loader's
+ * ckpt_config_decilm: layer 0 two kv heads and 256 wide, layer 1 no attention and 512 wide, layer
+ * 2 one kv head and no MLP, layer 3 one kv head and 256 wide; intermediate_size and
+ * num_key_value_heads null (the heads), untied */
+static void check_decilm(const ckpt_config *cfg)
+{
+	assert_true(strcmp(cfg->model_type, "nemotron-nas") == 0 &&
+	            strcmp(cfg->architecture, "DeciLMForCausalLM") == 0 &&
+	            !cfg->tie_word_embeddings && cfg->num_key_value_heads == 8 &&
+	            cfg->intermediate_size < 0 && !cfg->attention_bias && !cfg->mlp_bias);
+	static const ckpt_decilm_block want[4] = {
+	    {true, true, 2, 256}, {false, true, 0, 512}, {true, false, 1, 0}, {true, true, 1, 256}};
+	ckpt_decilm_block *b;
+	wt_errbuf err = {0};
+	static const char json[] =
+	    "{\"block_configs\":[{\"attention\":{\"n_heads_in_group\":4},\"ffn\":{\"ffn_mult\":"
+	    "1.3125}},{\"attention\":{\"no_op\":true},\"ffn\":{\"ffn_mult\":5.25}},{\"attention\":"
+	    "{\"n_heads_in_group\":8},\"ffn\":{\"no_op\":true}},{\"attention\":{\"n_heads_in_"
+	    "group\""
+	    ":8},\"ffn\":{\"ffn_mult\":1.3125}}]}";
+	assert_int_equal(ckpt_config_decilm(json, sizeof(json) - 1, cfg, &b, &err), WT_OK);
+	for (int i = 0; i < 4; i++)
+		assert_true(b[i].attn == want[i].attn && b[i].ffn == want[i].ffn &&
+		            b[i].kv_heads == want[i].kv_heads && b[i].inter == want[i].inter);
+	free(b);
 }
 
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -636,6 +636,16 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1000 * 128 + 128 + 128 + 1 +
           2 * (4 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 3 * 192 * 128)),
      128, 8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* decilm: F32; embed_tokens / lm_head [1000, 128] (untied), model.norm; per layer as its
+     * block_configs entry: layer 0 attention (input_layernorm, q / o [128, 128], k / v over 2 kv
+     * heads [32, 128]) and an MLP 256 wide (post_attention_layernorm, 3 x 256x128), layer 1 an
+     * MLP 512 wide only, layer 2 attention over 1 kv head ([16, 128]) only, layer 3 attention
+     * over 1 kv head and an MLP 256 wide; intermediate_size / num_key_value_heads null (the
+     * heads), no biases */
+    {"decilm", 30,
+     4 * (2 * 1000 * 128 + 128 + (128 + 2 * 128 * 128 + 2 * 32 * 128) + 2 * (128 + 3 * 256 * 128) +
+          (128 + 3 * 512 * 128) + 2 * (128 + 2 * 128 * 128 + 2 * 16 * 128)),
+     128, 8, 8, 16, -1, 1000, 4, 0, 0, 0, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

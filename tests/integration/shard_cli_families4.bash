@@ -255,3 +255,29 @@ refused_edit ouro 's/"use_sliding_window": false/"use_sliding_window": true/; s/
 	"use_sliding_window is true"
 refused_edit ouro 's/"total_ut_steps": 3/"total_ut_steps": 65/' "total_ut_steps 65"
 refused_edit ouro 's/"use_cache": true/"use_cache": true, "is_causal": false/' "is_causal is false"
+
+# DeciLM (Llama-Nemotron): Llama's cut, each layer sized by its block_configs entry (TP 4 rank 1:
+# layer 0's 2 q heads and kv head 0 of 2 replicated, layer 1's MLP 512 wide, layer 2's one kv
+# head), the no-op attention (layer 1) and ffn (layer 2) without tensors; TP 8 planned;
+# replace_with_linear, an n_heads_in_group not dividing the heads and a short block_configs
+# refused, naming the key and the layer
+"$CTL" plan --model-dir "$T/decilm" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan decilm"
+plan_has decilm "model.layers.0.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.0.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.0.mlp.gate_up_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[256, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.2.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.3.mlp.down_proj.weight *I8 *\[128, 64\]" \
+	"model.layers.2.input_layernorm.weight *F32 *\[128\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "model.layers.1.self_attn\|model.layers.1.input_layernorm\|model.layers.2.mlp\|model.layers.2.post_attention" "$T/plan" &&
+	fail "decilm: a no-op half planned: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/decilm" --tp-size 8 --rank-only >"$T/plan" 2>&1 ||
+	fail "decilm: tp 8 over 2 and 1 kv heads: $(cat "$T/plan")"
+refused_edit decilm '0,/"replace_with_linear": false/s//"replace_with_linear": true/' \
+	"attention.replace_with_linear is true"
+refused_edit decilm 's/"n_heads_in_group": 4/"n_heads_in_group": 3/' \
+	"attention.n_heads_in_group 3 does not divide"
+refused_edit decilm 's/"num_hidden_layers": 4/"num_hidden_layers": 5/' "block_configs has 4 entries"

@@ -32,6 +32,8 @@ MoE, TP only) and BailingMoeV2ForCausalLM (Ling 2.0: kv heads replicated, dense 
 MTP layers dropped): shard_oracle_bailing.py.
 AfmoeForCausalLM (vLLM's afmoe.py: the output gate self_attn.gate_proj, the router renamed, TP
 only; its own q/k/v and gate/up, OWN_FUSED): shard_oracle_afmoe.py.
+DeciLMForCausalLM (Llama-Nemotron: Llama's cut, each layer with its own kv heads and MLP width,
+its no-op halves absent): shard_oracle_decilm.py.
 RWForCausalLM (Falcon's original releases, vLLM's falcon.py under its RWConfig): falcon's cut on
 RWConfig's reading of the keys, shard_oracle_falcon_rw.py.
 MiniMaxText01ForCausalLM / MiniMaxM1ForCausalLM (the remote names vLLM's registry maps onto
@@ -51,6 +53,7 @@ import re
 from shard_oracle_afmoe import afmoe, afmoe_cfg
 from shard_oracle_arctic import arctic, arctic_cfg
 from shard_oracle_bailing import bailing, bailing_cfg
+from shard_oracle_decilm import decilm, decilm_cfg
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_falcon_rw import falcon_rw, falcon_rw_cfg
@@ -70,12 +73,14 @@ ORACLES["TeleChat2ForCausalLM"] = telechat2
 ORACLES["TeleChatForCausalLM"] = telechat2
 # the oracles that lay out their fused q/k/v and gate/up themselves: expected()'s fused pass (by
 # .query / .gate_proj names) skips them
-OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", "AfmoeForCausalLM"}
+OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", "AfmoeForCausalLM",
+             "DeciLMForCausalLM"}
 ORACLES["AfmoeForCausalLM"] = afmoe
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
 ORACLES["BailingMoeForCausalLM"] = ORACLES["BailingMoeV2ForCausalLM"] = bailing
 ORACLES["OuroForCausalLM"] = ouro  # the early-exit gate by columns
+ORACLES["DeciLMForCausalLM"] = decilm  # per-layer kv heads and widths
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
@@ -88,6 +93,7 @@ CFGS["Lfm2MoeForCausalLM"] = lambda c: dict(c, tie_word_embeddings=c.get("tie_em
 CFGS["JAISLMHeadModel"] = jais_cfg
 CFGS["ArcticForCausalLM"] = arctic_cfg
 CFGS["AfmoeForCausalLM"] = afmoe_cfg
+CFGS["DeciLMForCausalLM"] = decilm_cfg
 
 
 def grok1_src(src):
