@@ -437,6 +437,20 @@ static const class_default decilm_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* Jais2Config's (transformers' models/jais2, after 4.57.1; Jais-2-8B's dims): vocab_size
+ * 150272, hidden_size 3328, intermediate_size 26624, 32 layers, 26 heads (num_key_value_heads
+ * None: the heads, head_dim None: hidden_size / heads, the loader's own defaults),
+ * max_position_embeddings 8192, layer_norm_eps 1e-5, rope_theta 500000 (modular_jais2.py's
+ * signature), mlp_bias true; untied. hidden_act relu2 and attention_bias true are
+ * config_jais2.c's. */
+static const class_default jais2_defaults[] = {
+    {"vocab_size", false, 150272},       {"hidden_size", false, 3328},
+    {"intermediate_size", false, 26624}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 26},  {"max_position_embeddings", false, 8192},
+    {"layer_norm_eps", true, 1e-5},      {"rope_theta", true, 500000.0},
+    {"mlp_bias", false, 1, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -481,6 +495,7 @@ static const struct {
     CLASS("cwm", cwm_defaults), /* CwmForCausalLM: ministral family (config_cwm.c) */
     CLASS("ouro", ouro_defaults), /* OuroForCausalLM (config_ouro.c) */
     CLASS("nemotron-nas", decilm_defaults), /* DeciLMForCausalLM (config_decilm.c) */
+    CLASS("jais2", jais2_defaults), /* Jais2ForCausalLM (config_jais2.c) */
     /* clang-format on */
 };
 

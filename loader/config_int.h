@@ -233,6 +233,10 @@ int config_ouro_keys(json_t *v, wt_errbuf *err);
  * rope_scaling and its scalar defaults filled where absent; hidden_act other than silu refused
  * (config_cwm.c). Also run on the config.json text by the reference (reference/ckpt.c). */
 int config_cwm_keys(json_t *v, wt_errbuf *err);
+/* Jais 2 (model_type jais2): hidden_act other than relu2 and an interleaved_sliding_window
+ * other than an integer > 0 or a non-empty list of them / null refused (WT_EUNSUPPORTED naming
+ * the key); `attention_bias (default true) or bias` laid onto attention_bias (config_jais2.c). */
+int config_jais2_keys(json_t *v, wt_errbuf *err);
 /* Tele-FLM (model_type TeleFLM): Xverse's reading, use_mup required, and with it input_mult,
  * output_mult, mup_scale_factor required in [1e-6, 1e6]; intermediate_size, rms_norm_eps and
  * tie_word_embeddings required (the remote class's defaults unknown; config_teleflm.c). */

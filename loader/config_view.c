@@ -227,6 +227,8 @@ static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 		rv = config_ouro_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "cwm") == 0)
 		rv = config_cwm_keys(v, err);
+	if (rv == WT_OK && fill && strcmp(mt, "jais2") == 0)
+		rv = config_jais2_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "TeleFLM") == 0)
 		rv = config_teleflm_keys(v, err);
 	if (rv == WT_OK && fill && strcmp(mt, "solar") == 0)

@@ -33,6 +33,7 @@
 #include "reference/cfg_kind.h"
 #include "reference/grok1.h"
 #include "reference/ouro.h"
+#include "reference/jais2.h"
 #include "reference/reference_int.h"
 #include "reference/teleflm.h"
 #include "reference/solar.h"
@@ -485,6 +486,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_ministral(c, arch, json, len, err);
 	else if (c->minicpm)
 		rv = ref_cfg_minicpm(c, arch, json, len, err);
+	else if (c->jais2) /* before the other families without a gate */
+		rv = ref_cfg_jais2(c, arch, json, len, err);
 	else if (c->nogate)
 		rv = ref_cfg_nogate(c, arch, json, len, err);
 	else if (c->lfm2)

@@ -89,7 +89,8 @@ enum {
 	FAM_TELEFLM,
 	FAM_SOLAR,
 	FAM_DEEPSEEK_MOE,
-	FAM_OURO
+	FAM_OURO,
+	FAM_JAIS2
 };
 
 /* One row per planner family: the reference's kind and where its switches come from. */
@@ -226,6 +227,9 @@ static const struct family_row families[] = {
     /* NemotronForCausalLM: Llama's decoder with LayerNorm1P norms (weight + 1, bias),
      * partial rotary, an up/down MLP with relu2 (cfg_apertus.c, nogate.c) */
     {"nemotron", REF_DENSE, false, 0, FAM_NEMOTRON},
+    /* Jais2ForCausalLM: Nemotron's decoder with nn.LayerNorm norms (weight, bias), RoPE on
+     * the whole head, the relu2 up/down MLP, interleaved_sliding_window (jais2.c, nogate.c) */
+    {"jais2", REF_DENSE, false, 0, FAM_JAIS2},
     /* MiniMaxForCausalLM: lightning-attention layers (minimax.c) beside Mixtral's
      * attention, Mixtral's MoE, x = alpha * norm(x) + beta * branch (cfg_minimax.c) */
     {"minimax", REF_MIXTRAL, false, 0, FAM_MINIMAX},
@@ -581,8 +585,9 @@ static void mixer_switches(ref_cfg *c, const struct family_row *r)
 	c->minimax = r->fam == FAM_MINIMAX;
 	c->hunyuan = r->fam == FAM_HUNYUAN;
 	c->nemotron = r->fam == FAM_NEMOTRON;
-	c->nogate = c->nogate || c->nemotron;
-	c->layernorm = c->layernorm || c->nemotron;
+	c->jais2 = r->fam == FAM_JAIS2;
+	c->nogate = c->nogate || c->nemotron || c->jais2;
+	c->layernorm = c->layernorm || c->nemotron || c->jais2;
 	c->m_plain_norm = r->fam == FAM_FALCON_MAMBA;
 	c->mamba2 = r->fam == FAM_MAMBA2;
 	c->zamba2 = r->fam == FAM_ZAMBA2;

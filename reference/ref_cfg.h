@@ -284,8 +284,10 @@ typedef struct ref_cfg {
 	 * REF_ACT_XIELU reads the layer's mlp.act_fn scalars. apertus: the decoder's norms are
 	 * attention_layernorm / feedforward_layernorm (ref_attn_norm / ref_mlp_norm).
 	 * nemotron: Nemotron's LayerNorm1P norms (layernorm, norm_off 1), norm_eps, RoPE on the
-	 * first int(head_dim * partial_rotary_factor) dims (rot_dim) */
-	bool nogate, apertus, nemotron;
+	 * first int(head_dim * partial_rotary_factor) dims (rot_dim). jais2: Jais 2's nn.LayerNorm
+	 * norms (layernorm, norm_off 0), relu2, interleaved_sliding_window (local_mask),
+	 * logit_scale (jais2.c) */
+	bool nogate, apertus, nemotron, jais2;
 	/* Granite 4.0 (GraniteMoeHybridForCausalLM; cfg_granite4.c, granite4.c; granite and
 	 * stacked_experts set: Granite's multipliers, GraniteMoE's router and stacked experts
 	 * (kind REF_MIXTRAL), the shared MLP ungated beside them or alone (kind REF_DENSE,

@@ -2,7 +2,8 @@
  * family_nogate.c — dense decoders whose MLP has no gate: down_proj(act(up_proj(x))).
  * Apertus (ApertusForCausalLM: xIELU with learned per-layer scalars) and Arcee
  * (ArceeForCausalLM: ReLU squared, AFM-4.5B), Nemotron (NemotronForCausalLM: ReLU squared,
- * LayerNorm1P norms with biases; Nemotron-4, Minitron).
+ * LayerNorm1P norms with biases; Nemotron-4, Minitron), Jais 2 (Jais2ForCausalLM: ReLU squared,
+ * nn.LayerNorm norms with biases; inceptionai/Jais-2-8B / -70B, base and Chat).
  *
  * The contract (spec/SHARDS.md) names only the merged gate_up; for an MLP without a gate
  * up_proj is column parallel and keeps its name (rows split by intermediate_size, as
@@ -113,6 +114,26 @@ static const char *const nemotron_archs[] = {"NemotronForCausalLM", NULL};
 const sm_family shardmap_family_nemotron = {
     .name = "nemotron",
     .archs = nemotron_archs,
+    .rules = nemotron_rules,
+    .n_rules = SM_NRULES(nemotron_rules),
+    .layer_prefix = "model.layers.",
+};
+
+/* Jais 2 (Jais2ForCausalLM; inceptionai/Jais-2-8B / -70B, base and Chat), as vLLM's jais2.py
+ * loads it: Nemotron's table (not a copy). Its three norms are nn.LayerNorm (weight and bias,
+ * applied as they are, replicated and never quantized); q_proj / k_proj / v_proj stacked by
+ * heads into self_attn.qkv_proj (QKVParallelLinear) and o_proj by columns (RowParallelLinear),
+ * their biases exactly when `attention_bias or bias` (the loader lays both onto
+ * attention_bias; Jais2Config's attention_bias defaults to true); up_proj by rows
+ * (ColumnParallelLinear) and down_proj by columns, their biases exactly when mlp_bias (true by
+ * default); embed_tokens / lm_head by padded vocabulary rows, lm_head dropped when tied
+ * (Jais2Config unties by default). The loader refuses a hidden_act other than relu2 and an
+ * interleaved_sliding_window of another type (config_jais2.c). */
+static const char *const jais2_archs[] = {"Jais2ForCausalLM", NULL};
+
+const sm_family shardmap_family_jais2 = {
+    .name = "jais2",
+    .archs = jais2_archs,
     .rules = nemotron_rules,
     .n_rules = SM_NRULES(nemotron_rules),
     .layer_prefix = "model.layers.",

@@ -59,6 +59,7 @@ static const sm_family *const families[] = {
     &shardmap_family_hunyuan_moe,
     &shardmap_family_bamba,
     &shardmap_family_nemotron,
+    &shardmap_family_jais2,
     &shardmap_family_minimax,
     &shardmap_family_jamba,
     &shardmap_family_gpt_neox,

@@ -420,6 +420,7 @@ static const struct {
     {"hunyuan_v1_dense", check_hunyuan_v1_dense},
     {"hunyuan_v1_moe", check_hunyuan_v1_moe},
     {"nemotron", check_nemotron},
+    {"jais2", check_jais2},
     {"opt", check_opt},
     {"gptj", check_gptj},
     {"ministral", check_ministral},

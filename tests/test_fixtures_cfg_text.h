@@ -400,4 +400,14 @@ static void check_decilm(const ckpt_config *cfg)
 	free(b);
 }
 
+/* Jais 2: attention_bias / mlp_bias read true (Jais2Config's defaults given as such), head_dim
+ * 16, GQA over 2 kv heads, intermediate_size 256, untied */
+static void check_jais2(const ckpt_config *cfg)
+{
+	assert_true(cfg->attention_bias && cfg->mlp_bias && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 2 && cfg->intermediate_size == 256 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "jais2") == 0 &&
+	            strcmp(cfg->architecture, "Jais2ForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -646,6 +646,15 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1000 * 128 + 128 + (128 + 2 * 128 * 128 + 2 * 32 * 128) + 2 * (128 + 3 * 256 * 128) +
           (128 + 3 * 512 * 128) + 2 * (128 + 2 * 128 * 128 + 2 * 16 * 128)),
      128, 8, 8, 16, -1, 1000, 4, 0, 0, 0, CKPT_QUANT_NONE, 1},
+    /* jais2: F32; embed_tokens / lm_head [1000, 128] (untied), model.norm weight and bias, 3
+     * layers of input / post_attention_layernorm weight and bias, q_proj / o_proj [128, 128]
+     * and k_proj / v_proj [2*16 = 32, 128] with their biases, up_proj [256, 128] and down_proj
+     * [128, 256] with theirs */
+    {"jais2", 52,
+     4 * (2 * 1000 * 128 + 2 * 128 +
+          3 * (4 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 128 + 2 * 32 + 128 + 2 * 256 * 128 + 256 +
+               128)),
+     128, 8, 2, 16, 256, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -281,3 +281,27 @@ refused_edit decilm '0,/"replace_with_linear": false/s//"replace_with_linear": t
 refused_edit decilm 's/"n_heads_in_group": 4/"n_heads_in_group": 3/' \
 	"attention.n_heads_in_group 3 does not divide"
 refused_edit decilm 's/"num_hidden_layers": 4/"num_hidden_layers": 5/' "block_configs has 4 entries"
+
+# Jais 2 (Jais2ForCausalLM): TP 4 rank 1 (2 q heads and kv head 0 replicated, 4 * 16 rows) with
+# q/k/v stacked into qkv_proj and its bias, o_proj / down_proj by columns with their biases whole,
+# up_proj by rows under its own name with its bias (no gate); the LayerNorms' weights and biases,
+# embed_tokens and lm_head unquantized; hidden_act silu, an interleaved_sliding_window string and
+# mlp_bias false over the checkpoint's MLP biases refused, naming the key
+"$CTL" plan --model-dir "$T/jais2" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan jais2"
+plan_has jais2 "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.self_attn.qkv_proj.bias *F32 *\[64\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.self_attn.o_proj.bias *F32 *\[128\]" \
+	"model.layers.1.mlp.up_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.mlp.up_proj.bias *F32 *\[64\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 64\]" \
+	"model.layers.1.post_attention_layernorm.bias *F32 *\[128\]" \
+	"model.norm.bias *F32 *\[128\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "gate_up_proj\|layernorm.weight_scale\|lm_head.weight_scale" "$T/plan" &&
+	fail "jais2: a gate, or a quantized norm / lm_head: $(cat "$T/plan")"
+refused_edit jais2 's/"hidden_act": "relu2"/"hidden_act": "silu"/' "hidden_act"
+refused_edit jais2 's/"interleaved_sliding_window":\[4,null\]/"interleaved_sliding_window":"4"/' \
+	"interleaved_sliding_window" flat
+refused_edit jais2 's/"mlp_bias": true/"mlp_bias": false/' "mlp_bias is false"
