@@ -63,8 +63,8 @@ static int blk_bool(json_t *o, int64_t i, const char *sec, const char *key, bool
 		return WT_OK;
 	if (!json_is_boolean(k))
 		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: block_configs[%" PRId64 "].%s.%s is not a boolean", i,
-		                 sec, key);
+		                 "config.json: block_configs[%" PRId64 "].%s.%s is not a boolean",
+		                 i, sec, key);
 	*out = json_is_true(k);
 	return WT_OK;
 }
@@ -77,11 +77,12 @@ static int blk_switches(json_t *o, int64_t i, const char *sec, bool *no_op, wt_e
 	if (rv == WT_OK)
 		rv = blk_bool(o, i, sec, "replace_with_linear", &lin, err);
 	if (rv == WT_OK && lin && !*no_op)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: block_configs[%" PRId64
-		                 "].%s.replace_with_linear is true: vLLM's nemotron_nas.py builds no "
-		                 "linear replacement (its loader cannot load one); not cut here",
-		                 i, sec);
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: block_configs[%" PRId64
+		    "].%s.replace_with_linear is true: vLLM's nemotron_nas.py builds no "
+		    "linear replacement (its loader cannot load one); not cut here",
+		    i, sec);
 	if (rv == WT_OK && lin)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: block_configs[%" PRId64
@@ -103,14 +104,15 @@ static int blk_attn(json_t *a, int64_t i, int64_t H, ckpt_decilm_block *b, wt_er
 		                 "config.json: block_configs[%" PRId64
 		                 "].attention.n_heads_in_group is %s; an attention layer needs an "
 		                 "integer >= 1 (its kv heads are num_attention_heads / it)",
-		                 i, g == NULL || json_is_null(g) ? "missing" : "not an integer >= 1");
+		                 i,
+		                 g == NULL || json_is_null(g) ? "missing" : "not an integer >= 1");
 	int64_t n = json_integer_value(g);
 	if (H % n != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: block_configs[%" PRId64
-		                 "].attention.n_heads_in_group %" PRId64
-		                 " does not divide num_attention_heads %" PRId64 "; fix config.json",
-		                 i, n, H);
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: block_configs[%" PRId64 "].attention.n_heads_in_group %" PRId64
+		    " does not divide num_attention_heads %" PRId64 "; fix config.json",
+		    i, n, H);
 	b->attn = true;
 	b->kv_heads = H / n;
 	return WT_OK;
@@ -141,7 +143,8 @@ static int blk_ffn(json_t *f, int64_t i, int64_t hid, json_t *top_act, ckpt_deci
 	json_t *m = json_object_get(f, "ffn_mult");
 	json_t *is = json_object_get(f, "intermediate_size");
 	if (m != NULL && !json_is_null(m)) {
-		b->inter = json_is_number(m) ? ckpt_decilm_ffn_width(json_number_value(m), hid) : -1;
+		b->inter =
+		    json_is_number(m) ? ckpt_decilm_ffn_width(json_number_value(m), hid) : -1;
 		if (b->inter < 256)
 			return wt_seterr(err, WT_ECORRUPT,
 			                 "config.json: block_configs[%" PRId64
@@ -173,19 +176,21 @@ static int decilm_blocks(json_t *v, int64_t L, int64_t H, int64_t hid, ckpt_deci
 	*pout = NULL;
 	json_t *bc = json_object_get(v, "block_configs");
 	if (bc == NULL || json_is_null(bc) || !json_is_array(bc))
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: block_configs is %s; DeciLM (nemotron-nas) needs one "
-		                 "entry per layer",
-		                 bc == NULL || json_is_null(bc) ? "missing" : "not a list");
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: block_configs is %s; DeciLM (nemotron-nas) needs one "
+		    "entry per layer",
+		    bc == NULL || json_is_null(bc) ? "missing" : "not a list");
 	if ((int64_t)json_array_size(bc) != L)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: block_configs has %zu entries but num_hidden_layers is "
-		                 "%" PRId64 "; one per layer",
-		                 json_array_size(bc), L);
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: block_configs has %zu entries but num_hidden_layers is "
+		    "%" PRId64 "; one per layer",
+		    json_array_size(bc), L);
 	ckpt_decilm_block *out = calloc((size_t)L, sizeof(*out));
 	if (out == NULL)
-		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory for %" PRId64 " blocks",
-		                 L);
+		return wt_seterr(err, WT_ENOMEM,
+		                 "config.json: out of memory for %" PRId64 " blocks", L);
 	int rv = WT_OK;
 	json_t *top_act = json_object_get(v, "hidden_act");
 	int64_t first = -1; /* the first layer that is not all no-op */
@@ -208,14 +213,14 @@ static int decilm_blocks(json_t *v, int64_t L, int64_t H, int64_t hid, ckpt_deci
 	}
 	if (rv == WT_OK && first < 0)
 		rv = wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: every block_configs entry has attention.no_op and "
+		               "config.json: every block_configs entry has attention.no_op and "
 		               "ffn.no_op true (vLLM sizes its kv cache from an attention layer); "
 		               "not cut here");
 	else if (rv == WT_OK && !out[first].attn)
 		rv = wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: block_configs[%" PRId64
-		                 "] has an ffn but attention.no_op true, and no layer before it has "
-		                 "attention: vLLM's DeciLMDecoderLayer then normalizes without a "
+		               "config.json: block_configs[%" PRId64
+		               "] has an ffn but attention.no_op true, and no layer before it has "
+		               "attention: vLLM's DeciLMDecoderLayer then normalizes without a "
 		               "residual, which fails; not cut here",
 		               first);
 	if (rv != WT_OK) {
@@ -232,10 +237,11 @@ int config_decilm_keys(json_t *v, wt_errbuf *err)
 	for (size_t k = 0; k < sizeof(off) / sizeof(off[0]); k++) {
 		json_t *b = json_object_get(v, off[k]);
 		if (b != NULL && !json_is_null(b) && !json_is_false(b))
-			return wt_seterr(err, WT_EUNSUPPORTED,
-			                 "config.json: %s is not false: no DeciLM release has biases "
-			                 "and they are not cut here; set it false",
-			                 off[k]);
+			return wt_seterr(
+			    err, WT_EUNSUPPORTED,
+			    "config.json: %s is not false: no DeciLM release has biases "
+			    "and they are not cut here; set it false",
+			    off[k]);
 	}
 	int64_t L, H, hid;
 	int rv = config_get_int(v, "num_hidden_layers", 32, 1, &L, err);

@@ -164,7 +164,7 @@ extern const sm_family shardmap_family_solar; /* family_llama.c */
 extern const sm_family shardmap_family_mimo;  /* family_mimo.c */
 /* family_deepseek.c */
 extern const sm_family shardmap_family_deepseek;
-extern const sm_family shardmap_family_ouro; /* family_ouro.c */
+extern const sm_family shardmap_family_ouro;         /* family_ouro.c */
 extern const sm_family shardmap_family_nemotron_nas; /* family_decilm.c */
 
 #endif

@@ -57,7 +57,8 @@ static tm_model *tm_dl(const dl_lay *y, int head)
 			const char *leaf[] = {"input_layernorm.weight", "self_attn.q_proj.weight",
 			                      "self_attn.k_proj.weight", "self_attn.v_proj.weight",
 			                      "self_attn.o_proj.weight"};
-			const int64_t a[] = {HID, 8 * HD, kvd, kvd, HID}, c[] = {0, HID, HID, HID, 8 * HD};
+			const int64_t a[] = {HID, 8 * HD, kvd, kvd, HID},
+			              c[] = {0, HID, HID, HID, 8 * HD};
 			for (int k = 0; k < 5; k++) {
 				tm_fmt(b, sizeof(b), TM_L, i, leaf[k]);
 				tm_add2(m, b, a[k], c[k]);
@@ -87,7 +88,8 @@ static const char *dl_cfg_y(const dl_lay *y, bool is1, const char *extra)
 	for (int i = 0; i < NL; i++) {
 		char a[96], f[96];
 		if (y->group[i] > 0)
-			snprintf(a, sizeof(a), "{\"n_heads_in_group\":%d,\"no_op\":false}", y->group[i]);
+			snprintf(a, sizeof(a), "{\"n_heads_in_group\":%d,\"no_op\":false}",
+			         y->group[i]);
 		else
 			snprintf(a, sizeof(a), "{\"n_heads_in_group\":null,\"no_op\":true}");
 		if (y->mult[i] == 0)
@@ -127,17 +129,21 @@ static void dl_rank_is(const fx *f, uint32_t r, uint32_t T)
 			fx_attn_is(f, r, T, p, "o_proj.weight", 8, 8 / FIX.group[i], HD, HID);
 			repl(f, r, ln(b, sizeof(b), i, "input_layernorm.weight"));
 		} else {
-			assert_true(tm_ix(f->p, r, ln(b, sizeof(b), i, "self_attn.qkv_proj.weight")) < 0);
-			assert_true(tm_ix(f->p, r, ln(b, sizeof(b), i, "input_layernorm.weight")) < 0);
+			assert_true(
+			    tm_ix(f->p, r, ln(b, sizeof(b), i, "self_attn.qkv_proj.weight")) < 0);
+			assert_true(tm_ix(f->p, r, ln(b, sizeof(b), i, "input_layernorm.weight")) <
+			            0);
 		}
 		ln(p, sizeof(p), i, "mlp.");
 		if (FIX.mult[i] > 0) {
 			fx_mlp_is(f, r, T, p, width(FIX.mult[i]), HID);
 			repl(f, r, ln(b, sizeof(b), i, "post_attention_layernorm.weight"));
 		} else {
-			assert_true(tm_ix(f->p, r, ln(b, sizeof(b), i, "mlp.gate_up_proj.weight")) < 0);
-			assert_true(tm_ix(f->p, r, ln(b, sizeof(b), i, "post_attention_layernorm.weight")) <
+			assert_true(tm_ix(f->p, r, ln(b, sizeof(b), i, "mlp.gate_up_proj.weight")) <
 			            0);
+			assert_true(
+			    tm_ix(f->p, r, ln(b, sizeof(b), i, "post_attention_layernorm.weight")) <
+			    0);
 		}
 	}
 	repl(f, r, "model.norm.weight");
@@ -280,21 +286,23 @@ static void test_dl_config_refusals(void **state)
 	} ed[] = {
 	    {"{\"n_heads_in_group\":null,\"no_op\":true}",
 	     "{\"n_heads_in_group\":null,\"no_op\":false,\"replace_with_linear\":true}",
-	     WT_EUNSUPPORTED, "block_configs[1].attention.replace_with_linear", "linear replacement"},
-	    {"{\"ffn_mult\":null,\"no_op\":true}", "{\"replace_with_linear\":true}", WT_EUNSUPPORTED,
-	     "block_configs[2].ffn.replace_with_linear", "vLLM"},
+	     WT_EUNSUPPORTED, "block_configs[1].attention.replace_with_linear",
+	     "linear replacement"},
+	    {"{\"ffn_mult\":null,\"no_op\":true}", "{\"replace_with_linear\":true}",
+	     WT_EUNSUPPORTED, "block_configs[2].ffn.replace_with_linear", "vLLM"},
 	    {"{\"n_heads_in_group\":8,\"no_op\":false}", "{\"no_op\":false}", WT_ECORRUPT,
 	     "block_configs[2].attention.n_heads_in_group is missing", "integer"},
 	    {"{\"n_heads_in_group\":4,\"no_op\":false}", "{\"n_heads_in_group\":4.5}", WT_ECORRUPT,
 	     "block_configs[0].attention.n_heads_in_group", "not an integer"},
 	    {"{\"ffn_mult\":1.3125,\"no_op\":false}", "{\"no_op\":false}", WT_ECORRUPT,
 	     "block_configs[0].ffn.ffn_mult is missing", "intermediate_size"},
-	    {"{\"ffn_mult\":1.3125,\"no_op\":false}", "{\"ffn_mult\":1.3125,\"hidden_act\":\"relu\"}",
-	     WT_EUNSUPPORTED, "block_configs[0].ffn.hidden_act", "silu"},
+	    {"{\"ffn_mult\":1.3125,\"no_op\":false}",
+	     "{\"ffn_mult\":1.3125,\"hidden_act\":\"relu\"}", WT_EUNSUPPORTED,
+	     "block_configs[0].ffn.hidden_act", "silu"},
 	    {"{\"ffn_mult\":1.3125,\"no_op\":false}", "{\"ffn_mult\":-1}", WT_ECORRUPT,
 	     "block_configs[0].ffn.ffn_mult", "positive"},
-	    {"{\"ffn_mult\":1.3125,\"no_op\":false}", "{\"ffn_mult\":1.3125,\"no_op\":1}", WT_ECORRUPT,
-	     "block_configs[0].ffn.no_op", "boolean"},
+	    {"{\"ffn_mult\":1.3125,\"no_op\":false}", "{\"ffn_mult\":1.3125,\"no_op\":1}",
+	     WT_ECORRUPT, "block_configs[0].ffn.no_op", "boolean"},
 	    {"{\"attention\":{\"n_heads_in_group\":4,\"no_op\":false},", "{\"attention\":7,",
 	     WT_ECORRUPT, "block_configs[0]", "\"attention\" and \"ffn\" objects"},
 	    {"\"block_configs\":[", "\"block_configs\":{},\"x\":[", WT_ECORRUPT, "block_configs",
@@ -342,7 +350,8 @@ static void test_dl_tensor_refusals(void **state)
 	           "block_configs[2].ffn.no_op is true");
 	m = tm_dl(&FIX, 1);
 	tm_remove(m, "model.layers.2.self_attn.k_proj.weight");
-	fx_refused(m, dl_cfg(""), WT_ENOTFOUND, "model.layers.2.self_attn.k_proj.weight", "missing");
+	fx_refused(m, dl_cfg(""), WT_ENOTFOUND, "model.layers.2.self_attn.k_proj.weight",
+	           "missing");
 	m = tm_dl(&FIX, 1);
 	tm_remove(m, "model.layers.1.post_attention_layernorm.weight");
 	fx_refused(m, dl_cfg(""), WT_ENOTFOUND, "model.layers.1.post_attention_layernorm.weight",
