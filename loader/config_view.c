@@ -177,104 +177,90 @@ static void drop_composite_keys(json_t *v, json_t *root)
 
 /* The class's own key names and checks around its defaults (fill: the class has
  * a defaults table), in the order the classes need them. */
+typedef struct {
+	const char *mt;                         /* config.json's model_type */
+	int (*keys)(json_t *v, wt_errbuf *err); /* its reader: loader/config_<family>.c */
+} key_reader;
+
+/* The readers that run before the class defaults are filled in (they refuse or rewrite keys the
+ * defaults would otherwise supply). */
+static const key_reader keys_before[] = {
+    {"dbrx", config_dbrx_keys},
+    {"bloom", config_bloom_keys},
+    {"falcon", config_falcon_keys},
+    {"mpt", config_mpt_keys},
+    {"nemotron_h", config_nemotron_h_alias},
+    {"longcat_flash", config_longcat_check},
+    {"opt", config_opt_keys},
+    {"gptj", config_gptj_keys},
+    {"chatglm", config_chatglm_keys},
+    {"exaone", config_exaone_keys},
+    {"qwen", config_qwen_keys},
+    {"baichuan", config_baichuan_keys},
+    {"minicpm", config_minicpm_keys},
+    {"minicpm3", config_minicpm3_keys},
+    {"internlm3", config_internlm3_keys},
+    {"internlm", config_internlm_keys},
+    {"xverse", config_xverse_keys},
+    {"aquila", config_xverse_keys},
+    {"iquestcoder", config_iquestcoder_keys},
+    {"ouro", config_ouro_keys},
+    {"cwm", config_cwm_keys},
+    {"jais2", config_jais2_keys},
+    {"TeleFLM", config_teleflm_keys},
+    {"solar", config_solar_keys},
+    {"mimo", config_mimo_keys},
+    {"orion", config_orion_keys},
+    {"stablelm_epoch", config_stablelm_epoch_keys},
+    {"telechat", config_telechat2_keys},
+    {"jais", config_jais_keys},
+    {"arctic", config_arctic_keys},
+    {"bailing_moe", config_bailing_keys},
+    {"bailing_moe_v2", config_bailing_v2_keys},
+    {"afmoe", config_afmoe_keys},
+    {"deepseek", config_deepseek_keys},
+};
+
+/* The readers that run after the class defaults (they read what the defaults filled in). */
+static const key_reader keys_after[] = {
+    {"nemotron-nas", config_decilm_keys},  {"longcat_flash", config_longcat_keys},
+    {"whisper", config_whisper_keys},      {"mamba", config_mamba_keys},
+    {"falcon_mamba", config_mamba_keys},   {"mamba2", config_mamba2_keys},
+    {"zamba2", config_zamba2_keys},        {"nemotron_h", config_nemotron_h_keys},
+    {"gemma3n_text", config_gemma3n_keys}, {"bloom", config_bloom_width},
+};
+
+/* Run every reader of tab[n] whose model_type is mt, in table order. */
+static int run_readers(const key_reader *tab, size_t n, json_t *v, const char *mt, wt_errbuf *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rv = strcmp(mt, tab[i].mt) == 0 ? tab[i].keys(v, err) : WT_OK;
+		if (rv != WT_OK)
+			return rv;
+	}
+	return WT_OK;
+}
+
 static int class_keys(json_t *v, const char *mt, bool fill, wt_errbuf *err)
 {
-	int rv = fill ? lfm2_aliases(v, mt, err) : WT_OK;
-	if (rv == WT_OK && fill && strcmp(mt, "dbrx") == 0)
-		rv = config_dbrx_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
-		rv = config_bloom_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "falcon") == 0)
-		rv = config_falcon_keys(v, err);
-	if (rv == WT_OK && fill && config_is_rw(mt))
-		rv = config_rw_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "mpt") == 0)
-		rv = config_mpt_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "nemotron_h") == 0)
-		rv = config_nemotron_h_alias(v, err);
-	bool longcat = fill && strcmp(mt, "longcat_flash") == 0;
-	if (rv == WT_OK && longcat)
-		rv = config_longcat_check(v, err);
-	if (rv == WT_OK && fill && (strcmp(mt, "gpt2") == 0 || strcmp(mt, "gpt_bigcode") == 0))
-		rv = config_gpt2_keys(v, mt, err);
-	if (rv == WT_OK && fill && strcmp(mt, "opt") == 0)
-		rv = config_opt_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "gptj") == 0)
-		rv = config_gptj_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "chatglm") == 0)
-		rv = config_chatglm_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "exaone") == 0)
-		rv = config_exaone_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "qwen") == 0)
-		rv = config_qwen_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "baichuan") == 0)
-		rv = config_baichuan_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "minicpm") == 0)
-		rv = config_minicpm_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "minicpm3") == 0)
-		rv = config_minicpm3_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "internlm3") == 0)
-		rv = config_internlm3_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "internlm") == 0)
-		rv = config_internlm_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "xverse") == 0)
-		rv = config_xverse_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "aquila") == 0)
-		rv = config_xverse_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "iquestcoder") == 0)
-		rv = config_iquestcoder_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "ouro") == 0)
-		rv = config_ouro_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "cwm") == 0)
-		rv = config_cwm_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "jais2") == 0)
-		rv = config_jais2_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "TeleFLM") == 0)
-		rv = config_teleflm_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "solar") == 0)
-		rv = config_solar_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "mimo") == 0)
-		rv = config_mimo_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "orion") == 0)
-		rv = config_orion_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "stablelm_epoch") == 0)
-		rv = config_stablelm_epoch_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "telechat") == 0)
-		rv = config_telechat2_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "jais") == 0)
-		rv = config_jais_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "arctic") == 0)
-		rv = config_arctic_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "bailing_moe") == 0)
-		rv = config_bailing_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "bailing_moe_v2") == 0)
-		rv = config_bailing_v2_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "afmoe") == 0)
-		rv = config_afmoe_keys(v, err);
-	if (rv == WT_OK && fill && config_is_minimax01(mt))
-		rv = config_minimax01_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "deepseek") == 0)
-		rv = config_deepseek_keys(v, err);
-	if (rv == WT_OK && fill)
-		rv = fill_class_defaults(v, mt, err);
-	if (rv == WT_OK && fill && strcmp(mt, "nemotron-nas") == 0)
-		rv = config_decilm_keys(v, err);
-	if (rv == WT_OK && longcat)
-		rv = config_longcat_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "whisper") == 0)
-		rv = config_whisper_keys(v, err);
-	if (rv == WT_OK && fill && (strcmp(mt, "mamba") == 0 || strcmp(mt, "falcon_mamba") == 0))
-		rv = config_mamba_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "mamba2") == 0)
-		rv = config_mamba2_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "zamba2") == 0)
-		rv = config_zamba2_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "nemotron_h") == 0)
-		rv = config_nemotron_h_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "gemma3n_text") == 0)
-		rv = config_gemma3n_keys(v, err);
-	if (rv == WT_OK && fill && strcmp(mt, "bloom") == 0)
-		rv = config_bloom_width(v, err);
+	int rv = WT_OK;
+	if (fill) {
+		rv = lfm2_aliases(v, mt, err);
+		if (rv == WT_OK)
+			rv = run_readers(keys_before, sizeof(keys_before) / sizeof(keys_before[0]),
+			                 v, mt, err);
+		if (rv == WT_OK && config_is_rw(mt))
+			rv = config_rw_keys(v, err);
+		if (rv == WT_OK && (strcmp(mt, "gpt2") == 0 || strcmp(mt, "gpt_bigcode") == 0))
+			rv = config_gpt2_keys(v, mt, err);
+		if (rv == WT_OK && config_is_minimax01(mt))
+			rv = config_minimax01_keys(v, err);
+		if (rv == WT_OK)
+			rv = fill_class_defaults(v, mt, err);
+		if (rv == WT_OK)
+			rv = run_readers(keys_after, sizeof(keys_after) / sizeof(keys_after[0]), v,
+			                 mt, err);
+	}
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "hunyuan_v1_moe") == 0)
 		rv = config_hunyuan_lists(v, err);
 	return rv;
