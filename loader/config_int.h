@@ -301,6 +301,9 @@ int config_afmoe_keys(json_t *v, wt_errbuf *err);
  * softmax, attention_bias / tie_word_embeddings true and n_routed_experts without
  * num_experts_per_tok refused naming the key (config_deepseek.c). */
 int config_deepseek_keys(json_t *v, wt_errbuf *err);
+/* DeepSeek-V3.2 (model_type deepseek_v32): index_topk, index_n_heads, index_head_dim required,
+ * integers >= 1, refused naming the key (config_deepseek_v32.c). */
+int config_deepseek_v32_keys(json_t *v, wt_errbuf *err);
 /* ChatGLM (model_type chatglm): ChatGLMConfig's num_layers / padded_vocab_size /
  * ffn_hidden_size / kv_channels / seq_length / layernorm_epsilon / multi_query_group_num /
  * rope_ratio / add_qkv_bias laid over view v under the names the loader reads; vision_config,

@@ -161,6 +161,9 @@ static const struct family_row families[] = {
     /* Qwen3-MoE: the same MoE block, no shared expert unless configured */
     {"qwen3_moe", REF_QWEN2_MOE, true, 0, 0},
     {"deepseek_v3", REF_DEEPSEEK, false, 0, 0},
+    /* DeepseekV32ForCausalLM: V3's pass; with no more tokens than index_topk the indexer keeps
+     * every earlier one, so its sparse MLA is V3's dense MLA (the indexer tensors unread) */
+    {"deepseek_v32", REF_DEEPSEEK, false, 0, 0},
     {"deepseek_v2", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_V2},
     /* Glm4MoeForCausalLM: DeepSeek-V3's MoE under Llama's attention (cfg_fam.c) */
     {"glm4_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},

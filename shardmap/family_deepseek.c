@@ -23,6 +23,30 @@ static const sm_rule deepseek_rules[] = {
     SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
 };
 
+/* DeepSeek-V3.2 (DeepseekV32ForCausalLM, model_type deepseek_v32), as vLLM's deepseek_v2.py
+ * loads it (its DeepseekV3ForCausalLM with is_v32: index_topk in the config): V3's rows, and in
+ * every layer's attention the lightning indexer, each tensor a ReplicatedLinear / LayerNorm
+ * served whole to every rank: wq_b [index_n_heads x index_head_dim, q_lora_rank] and wk
+ * [index_head_dim, hidden] quantized as q_a_proj is (wq_b built with the quant_config, wk too
+ * in the first V3.2 Indexer, as the FP8 releases store it; the stored deepseek_v2.py fuses wk
+ * into its BF16 wk_weights_proj, dequantizing an FP8 wk with its block or per-channel scale on
+ * load), weights_proj [index_n_heads, hidden] (built
+ * without the quant_config: never quantized, BF16 in the FP8 releases) and k_norm's LayerNorm
+ * weight and bias [index_head_dim] kept. The index sizes are the loader's checks
+ * (config_deepseek_v32.c); the planner checks the extents it can derive (q_lora_rank, hid). */
+#define SM_IDX SM_ATT "indexer."
+#define DSV32_IDX(x, flags, nd, d0, d1)                                                            \
+	SM_RULE(SM_IDX x, SM_IDX x, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, flags, nd, d0, d1)
+static const sm_rule deepseek_v32_rules[] = {
+    DEEPSEEK_RULES_COMMON,
+    SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
+    DSV32_IDX("wq_b.weight", SM_F_QUANT, 2, SM_D_ANY, SM_D_QLORA),
+    DSV32_IDX("wk.weight", SM_F_QUANT, 2, SM_D_ANY, SM_D_HID),
+    DSV32_IDX("k_norm.weight", 0, 1, SM_D_ANY, SM_D_ANY),
+    DSV32_IDX("k_norm.bias", 0, 1, SM_D_ANY, SM_D_ANY),
+    DSV32_IDX("weights_proj.weight", 0, 2, SM_D_ANY, SM_D_HID),
+};
+
 static const sm_rule deepseek_v2_rules[] = {
     DEEPSEEK_RULES_COMMON,
 };
@@ -116,6 +140,7 @@ static int deepseek_moe_check(const ckpt_config *c, wt_errbuf *err)
 }
 
 static const char *const deepseek_archs[] = {"DeepseekV3ForCausalLM", NULL};
+static const char *const deepseek_v32_archs[] = {"DeepseekV32ForCausalLM", NULL};
 static const char *const glm4_moe_archs[] = {"Glm4MoeForCausalLM", NULL};
 static const char *const deepseek_v2_archs[] = {"DeepseekV2ForCausalLM", NULL};
 static const char *const dots1_archs[] = {"Dots1ForCausalLM", NULL};
@@ -124,6 +149,31 @@ static const char *const deepseek_moe_archs[] = {"DeepseekForCausalLM", NULL};
 const sm_family shardmap_family_deepseek_v3 = {
     "deepseek_v3", deepseek_archs, deepseek_rules, SM_NRULES(deepseek_rules),
     deepseek_moe,  true,           "model.layers."};
+/* vLLM's Indexer projects q_a_proj's output (wq_b over q_lora_rank): a V3.2 without
+ * q_lora_rank cannot be built. */
+static int deepseek_v32_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->q_lora_rank <= 0)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: DeepSeek-V3.2's indexer reads q_a_proj's output "
+		    "(vLLM's Indexer builds wq_b over q_lora_rank), but q_lora_rank is "
+		    "missing or null; give q_lora_rank (DeepSeek-V3.2: 1536)");
+	return WT_OK;
+}
+
+/* V3.2's MTP layer (model.layers.61.* in DeepSeek-V3.2-Exp), its indexer included, is dropped
+ * as V3's. */
+const sm_family shardmap_family_deepseek_v32 = {
+    .name = "deepseek_v32",
+    .archs = deepseek_v32_archs,
+    .rules = deepseek_v32_rules,
+    .n_rules = SM_NRULES(deepseek_v32_rules),
+    .layer_is_moe = deepseek_moe,
+    .drop_extra_layers = true,
+    .layer_prefix = "model.layers.",
+    .check = deepseek_v32_check,
+};
 const sm_family shardmap_family_deepseek_v2 = {
     "deepseek_v2", deepseek_v2_archs, deepseek_v2_rules, SM_NRULES(deepseek_v2_rules), deepseek_moe,
     false,         "model.layers."};

@@ -13,6 +13,7 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen2_moe,
     &shardmap_family_qwen3_moe,
     &shardmap_family_deepseek_v3,
+    &shardmap_family_deepseek_v32,
     &shardmap_family_bert,
     &shardmap_family_qwen2_vl,
     &shardmap_family_qwen2_5_vl,

@@ -421,6 +421,7 @@ static const struct {
     {"hunyuan_v1_moe", check_hunyuan_v1_moe},
     {"nemotron", check_nemotron},
     {"jais2", check_jais2},
+    {"deepseek_v32", check_deepseek_v32},
     {"opt", check_opt},
     {"gptj", check_gptj},
     {"ministral", check_ministral},

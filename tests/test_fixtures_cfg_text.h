@@ -410,4 +410,17 @@ static void check_jais2(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "Jais2ForCausalLM") == 0);
 }
 
+/* DeepSeek-V3.2: V3's keys read as V3's (q_lora_rank 128, kv_lora_rank 64, nope / rope / v 32,
+ * layer 0 dense, 4 experts + 1 shared), model_type deepseek_v32 (the index keys are the loader's
+ * checks, not ckpt_config fields) */
+static void check_deepseek_v32(const ckpt_config *cfg)
+{
+	assert_true(cfg->q_lora_rank == 128 && cfg->kv_lora_rank == 64 &&
+	            cfg->qk_nope_head_dim == 32 && cfg->qk_rope_head_dim == 32 &&
+	            cfg->v_head_dim == 32 && cfg->first_k_dense_replace == 1 &&
+	            cfg->num_experts == 4 && cfg->n_shared_experts == 1 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "deepseek_v32") == 0 &&
+	            strcmp(cfg->architecture, "DeepseekV32ForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

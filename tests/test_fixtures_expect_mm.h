@@ -655,6 +655,21 @@ static const fam_expect fams_mm[] = {
           3 * (4 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 128 + 2 * 32 + 128 + 2 * 256 * 128 + 256 +
                128)),
      128, 8, 2, 16, 256, 1000, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* deepseek_v32: BF16; embed_tokens / lm_head [1024, 256], model.norm; layers 0-2 (2: MTP) of
+     * 2 norms, q_a_proj [128, 256], q_a_layernorm [128], q_b_proj [512, 128], kv_a_proj_with_mqa
+     * [96, 256], kv_a_layernorm [64], kv_b_proj [512, 64], o_proj [256, 256] and the indexer's
+     * wq_b [128, 128], wk [32, 256], k_norm weight and bias [32], weights_proj [4, 256]; layer 0
+     * dense (3 x 512x256); layers 1, 2 MoE (router 4x256, F32 correction bias [4], 4 experts of
+     * 3 x 256x256, 1 shared of 3 x 256x256); the MTP modules (embed_tokens / shared_head.head
+     * [1024, 256], enorm, hnorm, shared_head.norm, eh_proj [256, 512]) */
+    {"deepseek_v32", 88,
+     2 * (2 * 1024 * 256 + 256 +
+          3 * (2 * 256 + 128 * 256 + 128 + 512 * 128 + 96 * 256 + 64 + 512 * 64 + 256 * 256 +
+               128 * 128 + 32 * 256 + 2 * 32 + 4 * 256) +
+          3 * 512 * 256 + 2 * (4 * 256 + 4 * 3 * 256 * 256 + 3 * 256 * 256) + 2 * 1024 * 256 +
+          3 * 256 + 256 * 512) +
+         2 * 4 * 4,
+     256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

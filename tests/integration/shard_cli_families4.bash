@@ -305,3 +305,24 @@ refused_edit jais2 's/"hidden_act": "relu2"/"hidden_act": "silu"/' "hidden_act"
 refused_edit jais2 's/"interleaved_sliding_window":\[4,null\]/"interleaved_sliding_window":"4"/' \
 	"interleaved_sliding_window" flat
 refused_edit jais2 's/"mlp_bias": true/"mlp_bias": false/' "mlp_bias is false"
+
+# DeepSeek-V3.2 (DeepseekV32ForCausalLM): TP 4 rank 1 int8-channel: V3's MLA (q_b_proj by 2 of 8
+# heads, o_proj by columns) and the lightning indexer whole on the rank: wq_b and wk quantized with
+# their scales, weights_proj and k_norm's weight and bias kept BF16; the MTP layer's indexer
+# skipped; index_topk 0, index_n_heads missing and q_lora_rank null refused, naming the key
+"$CTL" plan --model-dir "$T/deepseek_v32" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan deepseek_v32"
+plan_has deepseek_v32 "model.layers.1.self_attn.indexer.wq_b.weight *I8 *\[128, 128\]" \
+	"model.layers.1.self_attn.indexer.wq_b.weight_scale *F32 *\[128, 1\]" \
+	"model.layers.1.self_attn.indexer.wk.weight *I8 *\[32, 256\]" \
+	"model.layers.1.self_attn.indexer.weights_proj.weight *BF16 *\[4, 256\]" \
+	"model.layers.1.self_attn.indexer.k_norm.bias *BF16 *\[32\]" \
+	"model.layers.0.self_attn.indexer.k_norm.weight *BF16 *\[32\]" \
+	"model.layers.1.self_attn.q_b_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[256, 64\]" \
+	"skipped model.layers.2.self_attn.indexer.wq_b.weight"
+grep -q "weights_proj.weight_scale\|k_norm.weight_scale" "$T/plan" &&
+	fail "deepseek_v32: weights_proj or k_norm quantized: $(cat "$T/plan")"
+refused_edit deepseek_v32 's/"index_topk": 2048/"index_topk": 0/' "'index_topk' = 0, must be >= 1"
+refused_edit deepseek_v32 '/"index_n_heads"/d' "needs index_n_heads"
+refused_edit deepseek_v32 's/"q_lora_rank": 128/"q_lora_rank": null/' "q_lora_rank is missing"
