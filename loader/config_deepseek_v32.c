@@ -26,11 +26,12 @@ static int dsv32_required(json_t *v, const char *key, int64_t example, wt_errbuf
 	if (rv != WT_OK)
 		return rv;
 	if (n < 1)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: model_type deepseek_v32 needs %s (vLLM's "
-		                 "deepseek_v2.py builds the lightning indexer from it; DeepseekV3Config "
-		                 "has no default): give it (DeepSeek-V3.2: %lld)",
-		                 key, (long long)example);
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: model_type deepseek_v32 needs %s (vLLM's "
+		    "deepseek_v2.py builds the lightning indexer from it; DeepseekV3Config "
+		    "has no default): give it (DeepSeek-V3.2: %lld)",
+		    key, (long long)example);
 	return WT_OK;
 }
 

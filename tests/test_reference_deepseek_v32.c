@@ -54,15 +54,15 @@ static void test_v32_pass(void **state)
  * layer's (load_state_dict strict: no missing or unexpected key), eager, float32; all 7 x 1024
  * logits within 6.3e-7 of the reference's (largest 1.27) */
 static const gold_pt gold_v32[] = {
-    {0, 0, -3.276807070e-01f},    {0, 341, -6.050512195e-02f}, {0, 682, 2.760078013e-01f},
-    {0, 1023, -9.962993860e-02f}, {1, 0, -3.217687011e-01f},   {1, 341, 1.668795943e-01f},
-    {1, 682, -7.641194761e-02f},  {1, 1023, 7.939255238e-02f}, {2, 0, -3.463860452e-01f},
-    {2, 341, -1.759019792e-01f},  {2, 682, -1.951596141e-01f}, {2, 1023, 1.085133553e-01f},
-    {3, 0, -2.679123878e-01f},    {3, 341, 2.340847999e-02f},  {3, 682, 4.540880024e-02f},
-    {3, 1023, -6.393459439e-02f}, {4, 0, -1.593067348e-01f},   {4, 341, -5.097987503e-02f},
+    {0, 0, -3.276807070e-01f},    {0, 341, -6.050512195e-02f},  {0, 682, 2.760078013e-01f},
+    {0, 1023, -9.962993860e-02f}, {1, 0, -3.217687011e-01f},    {1, 341, 1.668795943e-01f},
+    {1, 682, -7.641194761e-02f},  {1, 1023, 7.939255238e-02f},  {2, 0, -3.463860452e-01f},
+    {2, 341, -1.759019792e-01f},  {2, 682, -1.951596141e-01f},  {2, 1023, 1.085133553e-01f},
+    {3, 0, -2.679123878e-01f},    {3, 341, 2.340847999e-02f},   {3, 682, 4.540880024e-02f},
+    {3, 1023, -6.393459439e-02f}, {4, 0, -1.593067348e-01f},    {4, 341, -5.097987503e-02f},
     {4, 682, 9.738049656e-02f},   {4, 1023, -1.334827840e-01f}, {5, 0, -3.078782558e-01f},
-    {5, 341, -1.247158200e-01f},  {5, 682, 1.678399742e-01f},  {5, 1023, 2.528262138e-02f},
-    {6, 0, -1.476498246e-01f},    {6, 341, -1.963801235e-01f}, {6, 682, 1.609545350e-01f},
+    {5, 341, -1.247158200e-01f},  {5, 682, 1.678399742e-01f},   {5, 1023, 2.528262138e-02f},
+    {6, 0, -1.476498246e-01f},    {6, 341, -1.963801235e-01f},  {6, 682, 1.609545350e-01f},
     {6, 1023, 1.002267897e-01f}};
 
 #define GOLD_TOL 1e-5
@@ -70,7 +70,8 @@ static const gold_pt gold_v32[] = {
 static void test_v32_transformers(void **state)
 {
 	(void)state;
-	expect_gold("deepseek_v32", 1024, GOLD_TOL, gold_v32, sizeof(gold_v32) / sizeof(gold_v32[0]));
+	expect_gold("deepseek_v32", 1024, GOLD_TOL, gold_v32,
+	            sizeof(gold_v32) / sizeof(gold_v32[0]));
 }
 
 static void test_v32_caught(void **state)
@@ -105,9 +106,9 @@ static void test_v32_indexer_unread(void **state)
 		tamper_at a = {n, 1};
 		ref_result res;
 		wt_errbuf err = {0};
-		assert_int_equal(run("deepseek_v32", 2, 1, WT_QUANT_NONE, 0, tamper_zero, &a, &res,
-		                     &err),
-		                 WT_OK);
+		assert_int_equal(
+		    run("deepseek_v32", 2, 1, WT_QUANT_NONE, 0, tamper_zero, &a, &res, &err),
+		    WT_OK);
 		assert_true(res.pass);
 		assert_true(res.diff.max_abs_diff <= REF_TOL_F32 * res.diff.max_abs_ref);
 	}
@@ -136,10 +137,8 @@ static void test_v32_config(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_v32_pass),
-	    cmocka_unit_test(test_v32_transformers),
-	    cmocka_unit_test(test_v32_caught),
-	    cmocka_unit_test(test_v32_indexer_unread),
+	    cmocka_unit_test(test_v32_pass),   cmocka_unit_test(test_v32_transformers),
+	    cmocka_unit_test(test_v32_caught), cmocka_unit_test(test_v32_indexer_unread),
 	    cmocka_unit_test(test_v32_config),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

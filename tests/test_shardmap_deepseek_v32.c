@@ -23,14 +23,13 @@
 
 /* tm_deepseek's V3 (hid 256, q_lora_rank 128, layer 0 dense, layer 1 MoE, layer 2 MTP) with
  * index_n_heads 4, index_head_dim 32: wq_b [128, 128], wk [32, 256], weights_proj [4, 256]. */
-#define IXH  4
-#define IXD  32
-#define HID  256
-#define QLR  128
-#define IDX1 "model.layers.1.self_attn.indexer."
-#define IDX0 "model.layers.0.self_attn.indexer."
-#define IX_KEYS                                                                                    \
-	",\"index_topk\":2048,\"index_n_heads\":4,\"index_head_dim\":32"
+#define IXH     4
+#define IXD     32
+#define HID     256
+#define QLR     128
+#define IDX1    "model.layers.1.self_attn.indexer."
+#define IDX0    "model.layers.0.self_attn.indexer."
+#define IX_KEYS ",\"index_topk\":2048,\"index_n_heads\":4,\"index_head_dim\":32"
 
 static const char *const ix_leaf[] = {"wq_b.weight", "wk.weight", "k_norm.weight", "k_norm.bias",
                                       "weights_proj.weight"};
@@ -133,8 +132,8 @@ static void test_v32_slices(void **state)
 
 static const char *const v32_keep[] = {IDX1 "weights_proj.weight", IDX1 "k_norm.weight",
                                        IDX1 "k_norm.bias", "model.layers.1.mlp.gate.weight"};
-static const char *const v32_quant[] = {IDX1 "wq_b.weight", IDX1 "wk.weight",
-                                        IDX0 "wq_b.weight", IDX0 "wk.weight",
+static const char *const v32_quant[] = {IDX1 "wq_b.weight", IDX1 "wk.weight", IDX0 "wq_b.weight",
+                                        IDX0 "wk.weight",
                                         "model.layers.1.self_attn.q_a_proj.weight"};
 
 /* int8-channel TP 2: wq_b / wk per-row int8 with their scales (every row on every rank, as the
@@ -147,7 +146,8 @@ static void test_v32_quant(void **state)
 	fx_open_quant(&f, tm_v32(0, NULL, IX_KEYS, cfg, sizeof(cfg)), cfg, 2, WT_QUANT_INT8_CHANNEL,
 	              WT_BF16, FX_N(v32_keep), FX_N(v32_quant));
 	for (uint32_t r = 0; r < 2; r++) {
-		fx_rows_int8_is(&f, r, IDX1 "wq_b.weight", 0, IDX1 "wq_b.weight", 0, IXH * IXD, QLR);
+		fx_rows_int8_is(&f, r, IDX1 "wq_b.weight", 0, IDX1 "wq_b.weight", 0, IXH * IXD,
+		                QLR);
 		fx_rows_int8_is(&f, r, IDX1 "wk.weight", 0, IDX1 "wk.weight", 0, IXD, HID);
 		repl(&f, r, IDX1 "weights_proj.weight");
 	}
@@ -159,8 +159,8 @@ static void test_v32_quant(void **state)
 }
 
 /* An FP8-block V3.2 (the released format) kept FP8-block at TP 2: wq_b and wk served FP8 with
- * their whole weight_scale_inv (as weight_scale) on every rank, byte for byte, weights_proj and k_norm BF16 as
- * stored; unquantized (no target), wq_b / wk dequantized to BF16 whole. */
+ * their whole weight_scale_inv (as weight_scale) on every rank, byte for byte, weights_proj and
+ * k_norm BF16 as stored; unquantized (no target), wq_b / wk dequantized to BF16 whole. */
 static void test_v32_fp8_source(void **state)
 {
 	(void)state;
@@ -251,8 +251,9 @@ static void test_v32_config_refusals(void **state)
 		           "config.json", bad[k].key);
 	/* index_topk 1 (every query keeps one key) is a model vLLM builds */
 	fx f;
-	fx_open(&f, tm_v32(0, NULL, ",\"index_topk\":1,\"index_n_heads\":4,\"index_head_dim\":32",
-	                   cfg, sizeof(cfg)),
+	fx_open(&f,
+	        tm_v32(0, NULL, ",\"index_topk\":1,\"index_n_heads\":4,\"index_head_dim\":32", cfg,
+	               sizeof(cfg)),
 	        cfg, 2, 1, 0, false);
 	assert_string_equal(shardmap_family(f.p), "deepseek_v32");
 	fx_close(&f);
@@ -261,9 +262,9 @@ static void test_v32_config_refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_v32_slices),          cmocka_unit_test(test_v32_quant),
-	    cmocka_unit_test(test_v32_fp8_source),      cmocka_unit_test(test_v32_coverage),
-	    cmocka_unit_test(test_v32_refusals),        cmocka_unit_test(test_v32_config_refusals),
+	    cmocka_unit_test(test_v32_slices),     cmocka_unit_test(test_v32_quant),
+	    cmocka_unit_test(test_v32_fp8_source), cmocka_unit_test(test_v32_coverage),
+	    cmocka_unit_test(test_v32_refusals),   cmocka_unit_test(test_v32_config_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
