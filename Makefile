@@ -286,7 +286,7 @@ reliability: all tests
 bench: benches
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
-C_FILES = $(shell git ls-files '*.c' '*.h' '*.cu' '*.cpp' '*.hpp' 2>/dev/null)
+C_FILES = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cu' '*.cpp' '*.hpp' 2>/dev/null)
 lint:
 	@clang-format --dry-run --Werror $(C_FILES)
 	@! grep -nE '\b(strcpy|sprintf|strtok|atoi|gets)[[:space:]]*\(' $(C_FILES) || \
