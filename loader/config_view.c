@@ -219,6 +219,7 @@ static const key_reader keys_before[] = {
     {"bailing_moe_v2", config_bailing_v2_keys},
     {"afmoe", config_afmoe_keys},
     {"deepseek", config_deepseek_keys},
+    {"step3_text", config_step3_text_keys},
 };
 
 /* The readers that run after the class defaults (they read what the defaults filled in). */
