@@ -85,6 +85,21 @@ static int step3_width(json_t *v, const char *from, const char *to, wt_errbuf *e
 	return WT_OK;
 }
 
+/* moe_top_k (Step3TextConfig's 3 when absent; FusedMoE's top_k) as num_experts_per_tok. */
+static int step3_topk(json_t *v, wt_errbuf *err)
+{
+	json_t *k = json_object_get(v, "moe_top_k");
+	if (k != NULL && (!json_is_integer(k) || json_integer_value(k) < 1))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: moe_top_k is not an integer >= 1; vLLM's "
+		                 "step3_text.py routes each token to that many experts: give the "
+		                 "checkpoint's value");
+	json_int_t n = k != NULL ? json_integer_value(k) : 3;
+	if (json_object_set_new(v, "num_experts_per_tok", json_integer(n)) != 0)
+		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	return WT_OK;
+}
+
 int config_step3_text_keys(json_t *v, wt_errbuf *err)
 {
 	json_t *act = json_object_get(v, "hidden_act");
@@ -113,6 +128,8 @@ int config_step3_text_keys(json_t *v, wt_errbuf *err)
 		rv = step3_width(v, "share_q_dim", "q_lora_rank", err);
 	if (rv == WT_OK)
 		rv = step3_width(v, "share_expert_dim", "shared_expert_intermediate_size", err);
+	if (rv == WT_OK)
+		rv = step3_topk(v, err);
 	/* ParallelLMHead, loaded from lm_head.weight and never tied to the embedding */
 	if (rv == WT_OK && json_object_set_new(v, "tie_word_embeddings", json_false()) != 0)
 		rv = wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
