@@ -451,6 +451,21 @@ static const class_default jais2_defaults[] = {
     {"mlp_bias", false, 1, true},
 };
 
+/* Step3TextConfig's (vLLM's vllm/transformers_utils/configs/step3_vl.py; transformers 4.57.1
+ * has none): vocab_size 128815, hidden_size 7168, intermediate_size 18432, 61 layers, 64 heads,
+ * head_dim 256, rms_norm_eps 1e-5, rope_theta 500000, 48 experts
+ * (moe_num_experts) of moe_intermediate_size 5120, share_q_dim 2048 (as q_lora_rank),
+ * share_expert_dim 5120 (as shared_expert_intermediate_size). moe_layers_enum (a tuple vLLM
+ * cannot read), num_attention_groups and the tie are config_step3.c's. */
+static const class_default step3_text_defaults[] = {
+    {"vocab_size", false, 128815},       {"hidden_size", false, 7168},
+    {"intermediate_size", false, 18432}, {"num_hidden_layers", false, 61},
+    {"num_attention_heads", false, 64},  {"head_dim", false, 256},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 500000.0},
+    {"moe_num_experts", false, 48},      {"moe_intermediate_size", false, 5120},
+    {"q_lora_rank", false, 2048},        {"shared_expert_intermediate_size", false, 5120},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -496,6 +511,7 @@ static const struct {
     CLASS("ouro", ouro_defaults), /* OuroForCausalLM (config_ouro.c) */
     CLASS("nemotron-nas", decilm_defaults), /* DeciLMForCausalLM (config_decilm.c) */
     CLASS("jais2", jais2_defaults), /* Jais2ForCausalLM (config_jais2.c) */
+    CLASS("step3_text", step3_text_defaults), /* Step3TextForCausalLM (config_step3.c) */
     /* clang-format on */
 };
 

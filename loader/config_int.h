@@ -291,6 +291,12 @@ int config_bailing_keys(json_t *v, wt_errbuf *err);
  * sigmoid, hidden_act other than silu refused; use_qkv_bias read as attention_bias, the shared
  * experts' width as shared_expert_intermediate_size (config_bailing_v2.c). */
 int config_bailing_v2_keys(json_t *v, wt_errbuf *err);
+/* Step 3 (model_type step3_text): hidden_act other than silu, num_attention_groups /
+ * num_key_value_heads other than 1, moe_layers_enum missing or not a string of layer numbers,
+ * share_q_dim / share_expert_dim not an integer >= 1 refused; moe_layers_enum read as moe_layers,
+ * share_q_dim as q_lora_rank, share_expert_dim as shared_expert_intermediate_size,
+ * tie_word_embeddings as false (config_step3.c). */
+int config_step3_text_keys(json_t *v, wt_errbuf *err);
 /* AFMoE (model_type afmoe): hidden_act other than silu, tie_word_embeddings true, score_func
  * other than sigmoid / softmax refused; num_dense_layers read as first_k_dense_replace,
  * num_shared_experts as n_shared_experts (x moe_intermediate_size as

@@ -220,6 +220,7 @@ static const key_reader keys_before[] = {
     {"afmoe", config_afmoe_keys},
     {"deepseek", config_deepseek_keys},
     {"deepseek_v32", config_deepseek_v32_keys},
+    {"step3_text", config_step3_text_keys},
 };
 
 /* The readers that run after the class defaults (they read what the defaults filled in). */

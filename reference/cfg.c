@@ -35,6 +35,7 @@
 #include "reference/ouro.h"
 #include "reference/jais2.h"
 #include "reference/reference_int.h"
+#include "reference/step3.h"
 #include "reference/teleflm.h"
 #include "reference/solar.h"
 
@@ -501,6 +502,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	else if (c->phimoe || c->m2) /* before cfg_fam.c: its layernorm, qk_norm_full */
 		rv = c->m2 ? ref_cfg_minimax_m2(c, arch, json, len, err)
 		           : ref_cfg_phimoe(c, json, len, err);
+	else if (c->step3) /* likewise (DeepSeek-MoE's router) */
+		rv = ref_cfg_step3(c, arch, json, len, err);
 	else if (c->afmoe) /* before cfg_fam.c's glm4_moe, whose router it shares */
 		rv = ref_cfg_afmoe(c, arch, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||
@@ -538,6 +541,8 @@ bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 		return c->kind != REF_DENSE && ref_l4_bit(c->l4_moe, i);
 	if (c->llama4) /* moe_layers / interleave_moe_layer_step, as the planner reads them */
 		return c->kind != REF_DENSE && ref_l4_bit(c->l4_moe, i);
+	if (c->step3) /* moe_layers_enum (step3.c) */
+		return ref_l4_bit(c->l4_moe, i);
 	if (c->kind == REF_DENSE || c->kind == REF_BERT)
 		return false;
 	if (c->arctic) /* ArcticMoE: (i + 1) % moe_layer_frequency == 0 */

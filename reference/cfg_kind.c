@@ -86,6 +86,7 @@ enum {
 	FAM_BAILING,
 	FAM_BAILING_V2,
 	FAM_AFMOE,
+	FAM_STEP3,
 	FAM_TELEFLM,
 	FAM_SOLAR,
 	FAM_DEEPSEEK_MOE,
@@ -300,6 +301,9 @@ static const struct family_row families[] = {
     /* AfmoeForCausalLM (Arcee's Trinity; vLLM's afmoe.py): the output-gated attention with
      * q/k norms (afmoe.c), Gemma 2's sandwich, GLM-4.5's MoE with expert_bias (cfg_afmoe.c) */
     {"afmoe", REF_DEEPSEEK, true, 0, FAM_AFMOE},
+    /* Step3TextForCausalLM (stepfun-ai/step3's language model; vLLM's step3_text.py): the
+     * inter_norm / wq attention over one kv head, DeepSeek-MoE's softmax router (step3.c) */
+    {"step3_text", REF_DEEPSEEK, false, 0, FAM_STEP3},
     /* DeepseekForCausalLM (remote code; vLLM's deepseek_v2.py with DeepseekAttention):
      * GLM-4.5's reading (Llama's attention over DeepSeek's MoE) with V2's softmax router */
     {"deepseek", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_MOE},
@@ -563,7 +567,8 @@ static void moe_switches(ref_cfg *c, const struct family_row *r)
 	c->gpt_oss = r->fam == FAM_GPT_OSS;
 	c->llama4 = r->fam == FAM_LLAMA4;
 	c->dots1 = r->fam == FAM_DOTS1;
-	c->ds_moe = r->fam == FAM_DEEPSEEK_MOE;
+	c->step3 = r->fam == FAM_STEP3;
+	c->ds_moe = r->fam == FAM_DEEPSEEK_MOE || c->step3;
 	c->bailing_v2 = r->fam == FAM_BAILING_V2;
 	c->afmoe = r->fam == FAM_AFMOE;
 	c->glm4_moe = r->fam == FAM_GLM4_MOE || c->dots1 || c->ds_moe || c->bailing_v2 || c->afmoe;

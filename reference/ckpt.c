@@ -9,6 +9,7 @@
 #include "loader/config_int.h"
 #include "reference/ckpt.h"
 #include "reference/decilm.h"
+#include "reference/step3.h"
 #include "reference/reference_int.h"
 
 /*
@@ -295,6 +296,7 @@ static const struct {
     {"minimax", config_minimax01_keys},
     /* Code World Model's derived keys (loader/config_cwm.c; other model_types untouched) */
     {"ministral", config_cwm_keys},
+    {"step3_text", config_step3_text_keys}, /* moe_top_k as num_experts_per_tok */
 };
 
 /* The sizes and MoE / MLA / quantization keys ckpt_config gives, as the reference names
@@ -367,6 +369,8 @@ static int family_layers(const ckpt_config *cc, const char *fam, ref_cfg *c, wt_
 		llama4_dims(cc, c);
 	if (strcmp(fam, "qwen3_next") == 0)
 		rv = q3n_layers(cc, c, err);
+	if (strcmp(fam, "step3_text") == 0)
+		rv = ref_step3_layers(cc, c, err);
 	if (strcmp(fam, "lfm2") == 0 || strcmp(fam, "lfm2_vl") == 0 || strcmp(fam, "lfm2_moe") == 0)
 		rv = lfm2_layers(cc, c, err);
 	if (strcmp(fam, "lfm2_moe") == 0) { /* num_dense_layers, use_expert_bias */

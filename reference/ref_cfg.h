@@ -495,6 +495,10 @@ typedef struct ref_cfg {
 	 * afmoe.c): Gemma 2's sandwich under its own names, the output-gated attention (sliding
 	 * layers with RoPE, full ones without), GLM-4.5's routing with expert_bias */
 	bool afmoe;
+	/* Step 3 (Step3TextForCausalLM, remote code; kind REF_DEEPSEEK with glm4_moe and ds_moe;
+	 * step3.c): the inter_norm / wq attention over one kv head, DeepSeek-MoE's softmax router
+	 * on the layers moe_layers_enum names (l4_moe), under DeepSeek-MoE's names */
+	bool step3;
 	/* MiniCPM (MiniCPMForCausalLM, remote code; kind REF_DENSE; cfg_minicpm.c): Llama's
 	 * decoder under Llama's names, scale_emb / scale_depth / dim_model_base as Granite's
 	 * embed_scale / resid_mult / logits_div */

@@ -27,6 +27,7 @@
 #include "reference/ouro.h"
 #include "reference/reference_int.h"
 #include "reference/solar.h"
+#include "reference/step3.h"
 
 void ref_bufs_free(ref_bufs *b)
 {
@@ -201,10 +202,11 @@ static int mixer_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bu
 			rv =
 			    ref_norm_of(c, s, b->o, b->o, T, err,
 			                "model.layers.%lld.post_attention_layernorm", (long long)l);
-	} else if (ref_is_mla(c) || c->q3n) { /* Qwen3-Next: gated delta net / gated attention */
+	} else if (ref_is_mla(c) || c->q3n || c->step3) { /* Qwen3-Next, Step 3's attention */
 		const ref_q3n_part p = {.ckpt = true, .Hl = c->H, .KVl = c->KV, .hk = c->lin_hk};
-		rv = c->q3n ? ref_q3n_mixer(c, s, l, &p, b->h, T, b->o, err)
-		            : ref_mla(c, s, l, c->H, b->h, T, b->o, err);
+		rv = c->q3n     ? ref_q3n_mixer(c, s, l, &p, b->h, T, b->o, err)
+		     : c->step3 ? ref_step3_attn(c, s, l, &p, b->h, T, b->o, err)
+		                : ref_mla(c, s, l, c->H, b->h, T, b->o, err);
 	} else {
 		*done = false;
 	}
@@ -559,6 +561,7 @@ typedef enum {
 	OWN_DBRX,      /* DBRX's / MPT's under Mixtral's / StarCoder2's (dbrx.c) */
 	OWN_LONGCAT,   /* as virtual layers (longcat.c) */
 	OWN_AFMOE,     /* under Gemma 2's and DeepSeek-V3's names (afmoe.c) */
+	OWN_STEP3,     /* under DeepSeek-MoE's names (step3.c) */
 	OWN_OURO,      /* under Gemma 2's sandwich names (ouro.c) */
 } own_kind;
 
@@ -598,6 +601,8 @@ static own_kind own_names(const ref_cfg *c, ref_set *s)
 		return OWN_LONGCAT;
 	if (c->afmoe && ref_afmoe_named(s))
 		return OWN_AFMOE;
+	if (c->step3 && ref_step3_named(s))
+		return OWN_STEP3;
 	if (c->ouro && ref_ouro_named(s))
 		return OWN_OURO;
 	return OWN_NONE;
@@ -645,6 +650,8 @@ int ref_rename_own(const ref_cfg *c, ref_set *ck, ref_set *r, bool ckpt, wt_errb
 		return ref_lc_rename(c, ck, r, err);
 	case OWN_AFMOE:
 		return ref_afmoe_rename(ck, r, err);
+	case OWN_STEP3:
+		return ref_step3_rename(c, ck, r, ckpt, err);
 	case OWN_OURO:
 		return ref_ouro_rename(c, ck, r, err);
 	case OWN_NONE:

@@ -42,6 +42,7 @@
 #include "reference/ouro.h"
 #include "reference/shard_int.h"
 #include "reference/solar.h"
+#include "reference/step3.h"
 
 /* Rows >= V of a vocab-parallel tensor of tp rank r (vl rows a rank; the vocabulary v: V, or
  * Mllama's embed_tokens' V + 8) must be zero (docs/format.md section 2.3). */
@@ -275,7 +276,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 			return rv;
 		return ref_lfm2_mixer(c, rs, l, &p, b->h, T, b->o, s->err);
 	}
-	if (ref_is_mla(c) || c->q3n || c->afmoe) { /* AFMoE: its heads' gate_proj rows too */
+	if (ref_is_mla(c) || c->q3n || c->afmoe || c->step3) { /* AFMoE: gate_proj rows too */
 		const ref_q3n_part p = {.Hl = Hl,
 		                        .KVl = KVl,
 		                        .q0 = (int64_t)r * Hl,
@@ -285,6 +286,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 			return rv;
 		return c->q3n     ? ref_q3n_mixer(c, rs, l, &p, b->h, T, b->o, s->err)
 		       : c->afmoe ? ref_afmoe_attn(c, rs, l, &p, b->h, T, b->o, s->err)
+		       : c->step3 ? ref_step3_attn(c, rs, l, &p, b->h, T, b->o, s->err)
 		                  : ref_mla(c, rs, l, Hl, b->h, T, b->o, s->err);
 	}
 	if ((rv = qkv_rank(s, rs, l)) ||

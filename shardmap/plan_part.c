@@ -187,6 +187,22 @@ static int part_replicated(const part_req *req)
 	return shardmap_part_push(req, shardmap_rows_piece(0, 0, sm_trows(t), 0));
 }
 
+/* Fused and replicated (SM_K_REPLF): every part whole, the parts' rows concatenated in part
+ * order on every rank. */
+static int part_replicated_fused(const part_req *req)
+{
+	int64_t rows = 0;
+	int rv = WT_OK;
+	for (size_t k = 0; k < req->n_parts && rv == WT_OK; k++) {
+		int64_t n = sm_trows(part_tensor(req, k));
+		rv = shardmap_part_push(req, shardmap_rows_piece((uint32_t)k, 0, n, 0));
+		rows += n;
+	}
+	if (rv == WT_OK)
+		shardmap_geo_2d(req->geom, rows, sm_tcols(req->src), req->rule->ndim);
+	return rv;
+}
+
 /* Vocab parallel (section 2.3): rows of the vocabulary padded with zero rows. */
 static int part_vocab(const part_req *req)
 {
@@ -634,6 +650,7 @@ static const part_fn part_rules[] = {
     [SM_K_KVZ] = part_kv_zero_k,
     [SM_K_EXP1] = shardmap_part_expert_w1,
     [SM_K_QKVI] = part_qkv_interleaved,
+    [SM_K_REPLF] = part_replicated_fused,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

@@ -160,6 +160,7 @@ static const sm_family *const families[] = {
     &shardmap_family_deepseek,
     &shardmap_family_ouro,
     &shardmap_family_nemotron_nas,
+    &shardmap_family_step3_text,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

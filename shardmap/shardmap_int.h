@@ -75,6 +75,8 @@ typedef enum {
 	               (part 1, [KV, 2, d] rows: TeleChat2's self_attention.key_value): rank r's
 	               [q_r; k_r; v_r] as SM_K_QKV's, k and v gathered one d-row piece per kv
 	               head (vLLM's telechat2.py _split_key_value before QKVParallelLinear) */
+	SM_K_REPLF, /* parts fused whole on every rank ([p0; p1; ...] rows, never split: Step3's
+	               q_proj / k_proj / v_proj into a ReplicatedLinear qkv_proj) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */

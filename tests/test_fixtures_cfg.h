@@ -396,6 +396,7 @@ static const struct {
     {"jais", check_jais},
     {"arctic", check_arctic},
     {"afmoe", check_afmoe},
+    {"step3_text", check_step3_text},
     {"grok1", check_grok1},
     {"bailing_moe", check_bailing_moe},
     {"bailing_moe_v2", check_bailing_moe_v2},

@@ -423,4 +423,17 @@ static void check_deepseek_v32(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "DeepseekV32ForCausalLM") == 0);
 }
 
+/* Step 3: moe_layers_enum "1,2" read as moe_layers, share_q_dim 96 as q_lora_rank,
+ * share_expert_dim 96 as the shared width, one kv head, head_dim 64 given, untied */
+static void check_step3_text(const ckpt_config *cfg)
+{
+	assert_true(cfg->has_moe_layers && cfg->n_moe_layers == 2 && cfg->moe_layers[0] == 1 &&
+	            cfg->moe_layers[1] == 2 && cfg->q_lora_rank == 96 &&
+	            cfg->shared_expert_intermediate_size == 96 && cfg->num_experts == 4 &&
+	            cfg->moe_intermediate_size == 64 && cfg->head_dim == 64 &&
+	            cfg->num_key_value_heads == 1 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "step3_text") == 0 &&
+	            strcmp(cfg->architecture, "Step3TextForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -670,6 +670,15 @@ static const fam_expect fams_mm[] = {
           3 * 256 + 256 * 512) +
          2 * 4 * 4,
      256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_NONE, 1},
+    /* step3_text: F32; embed_tokens / lm_head [1000, 128] (untied), model.norm; 3 layers of 2
+     * norms, q_proj [96, 128] (share_q_dim), k_proj / v_proj [64, 128] (one kv head),
+     * inter_norm [96], wq [256, 96], o_proj [128, 256]; layer 0 dense (3 x 256x128); layers 1-2
+     * MoE (router 4x128, stacks 3 x 4x64x128, share_expert 3 x 96x128) */
+    {"step3_text", 44,
+     4 * (2 * 1000 * 128 + 128 +
+          3 * (2 * 128 + 96 * 128 + 2 * 64 * 128 + 96 + 256 * 96 + 128 * 256) + 3 * 256 * 128 +
+          2 * (4 * 128 + 3 * 4 * 64 * 128 + 3 * 96 * 128)),
+     128, 4, 1, 64, 256, 1000, 3, 0, 4, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

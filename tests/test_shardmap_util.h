@@ -623,9 +623,8 @@ static __attribute__((unused)) int tm_ix(const sm_plan *p, uint32_t rank, const 
 	return -1;
 }
 
-/* Coverage (needs cmocka asserts): every element of a split tensor exactly once,
- * times its replication. kv_rows: the element is in the k or v rows of q/k/v
- * fused in the checkpoint (Phi-3), replicated like k and v. */
+/* Coverage (needs cmocka asserts): each element of a split tensor once times its replication;
+ * kv_rows: the element is in the k / v rows of q/k/v fused in the checkpoint (Phi-3). */
 #ifdef cmocka_unit_test
 static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const char *name, int64_t KV,
                                                      bool kv_rows)
@@ -641,6 +640,7 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
 		int64_t T = p->tp, P = p->ep;
 		switch (f->rules[r].kind) {
 		case SM_K_REPL:
+		case SM_K_REPLF: /* Step3's qkv_proj, whole on every rank */
 			return T * P;
 		case SM_K_QKV:
 		case SM_K_QKVI: /* TeleChat2's key_value: part 1 */

@@ -326,3 +326,28 @@ grep -q "weights_proj.weight_scale\|k_norm.weight_scale" "$T/plan" &&
 refused_edit deepseek_v32 's/"index_topk": 2048/"index_topk": 0/' "'index_topk' = 0, must be >= 1"
 refused_edit deepseek_v32 '/"index_n_heads"/d' "needs index_n_heads"
 refused_edit deepseek_v32 's/"q_lora_rank": 128/"q_lora_rank": null/' "q_lora_rank is missing"
+
+# Step 3 (Step3TextForCausalLM): TP 4 rank 1 (one of 4 heads of 64) with q_proj / k_proj / v_proj
+# fused WHOLE into the replicated qkv_proj (96 + 64 + 64 rows), wq's 64 rows, o_proj's 64 columns,
+# the MoE layer's stacks by Ie / 4 (w13 [4, 32, 128], w2 [4, 128, 16]) and share_expert's merged
+# rows / down columns (96 / 4), all int8; the router moe.gate, inter_norm, norms, embed_tokens and
+# lm_head unquantized; a config without moe_layers_enum or with two attention groups refused,
+# naming the key
+"$CTL" plan --model-dir "$T/step3_text" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan step3_text"
+plan_has step3_text "model.layers.1.self_attn.qkv_proj.weight *I8 *\[224, 128\]" \
+	"model.layers.1.self_attn.wq.weight *I8 *\[64, 96\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 64\]" \
+	"model.layers.1.self_attn.inter_norm.weight *F32 *\[96\]" \
+	"model.layers.1.moe.gate.weight *F32 *\[4, 128\]" \
+	"model.layers.1.moe.experts.w13_weight *I8 *\[4, 32, 128\]" \
+	"model.layers.1.moe.experts.w2_weight *I8 *\[4, 128, 16\]" \
+	"model.layers.1.share_expert.gate_up_proj.weight *I8 *\[48, 128\]" \
+	"model.layers.1.share_expert.down_proj.weight *I8 *\[128, 24\]" \
+	"model.layers.0.mlp.gate_up_proj.weight *I8 *\[128, 128\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "moe.gate.weight_scale\|inter_norm.weight_scale\|lm_head.weight_scale" "$T/plan" &&
+	fail "step3_text: a quantized router / inter_norm / lm_head: $(cat "$T/plan")"
+refused_edit step3_text '/"moe_layers_enum"/d' "moe_layers_enum"
+refused_edit step3_text 's/"num_attention_groups": 1/"num_attention_groups": 2/' \
+	"num_attention_groups"
