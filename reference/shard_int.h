@@ -1,7 +1,7 @@
 /*
  * shard_int.h — the sharded reference pass's state (shard.c) and what its parts in other
- * files share: the MoE block (shard_moe.c), the recurrent mixers of the hybrid families
- * (shard_mixers.c).
+ * files share: the vocabulary ends (shard_ends.c), the MoE block (shard_moe.c), the recurrent
+ * mixers of the hybrid families (shard_mixers.c).
  */
 #ifndef WT_REFERENCE_SHARD_INT_H
 #define WT_REFERENCE_SHARD_INT_H
@@ -62,5 +62,10 @@ int ref_arctic_shard_residual(shard *s, int64_t l);
 /* LongCat-Flash's shortcut MoE of virtual layer l (even) into s->b.sc, each rank's experts
  * and the identity experts' part once (longcat.c). */
 int ref_shard_lc_moe(shard *s, int64_t l);
+
+/* The vocab-parallel embedding of tokens into s->b.x, and the LM head (or score head) over
+ * s->b.x into logits (shard_ends.c). */
+int ref_shard_embed(shard *s, const int64_t *tokens);
+int ref_shard_lm_head(shard *s, float *logits);
 
 #endif
