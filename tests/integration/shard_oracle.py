@@ -185,8 +185,8 @@ usage: shard_oracle.py WEIGHTCTL MODEL_DIR TP EP QUANT(none|fp8-block|fp8-channe
 """
 import json, os, re, sys, struct
 import numpy as np
-from shard_oracle_cut import (conv1d_gpt2, falcon, gpt2, gpt_bigcode, neox, pieces_cols,
-                              pieces_rows, vocab_rows)
+from shard_oracle_cut import (COMMON, conv1d_gpt2, falcon, gpt2, gpt_bigcode, neox,
+                              pieces_cols, pieces_rows, vocab_rows)
 from shard_oracle_enc import modernbert
 from shard_oracle_mix import jamba_mixer, lfm2, linear_attn, mamba_mixer
 from shard_oracle_zamba2 import zamba2
@@ -300,7 +300,7 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if name == "lm_head.weight" and tied: continue
         if arch in ("CLIPModel", "SiglipModel"):  # shard_oracle_clip.py
             clip(name, src, cfg, T, r, pad, add); continue
-        if arch in ORACLES: ORACLES[arch](name, src, cfg, T, r, pad, add); continue
+        if arch in ORACLES and ORACLES[arch](name, src, cfg, T, r, pad, add) != COMMON: continue
         rows = src[name][1].shape[0]
         cols = src[name][1].shape[1] if src[name][1].ndim > 1 else 1
         if arch in ("GPT2LMHeadModel", "GPT2ForSequenceClassification", "GPTBigCodeForCausalLM"):

@@ -3,10 +3,14 @@ columns, the padded vocabulary rows) and its cuts of the GPT-era fused layouts: 
 BLOOM / Persimmon's per-head query_key_value, Falcon's kv groups, GPT-2's Conv1D weights and
 c_attn, GPTBigCode's multi-query c_attn. Each returns the rank tensor as a list of pieces
 (name, axis, start, count) or ("zero", rows); None: not a rank tensor.
+COMMON: what an ORACLES cut (shard_oracle_more.py) returns for a tensor it leaves to
+expected()'s common rules (Step 3's experts: the stacks, EP and the w13 order are theirs).
 """
 import re
 
 import numpy as np
+
+COMMON = "common"
 
 
 def pieces_rows(name, a, n): return [(name, 0, a, n)]

@@ -46,6 +46,11 @@ None) and expected() cuts the rest as Qwen2's (q/k/v and their biases fused by h
 OuroForCausalLM (vLLM's ouro.py): Qwen2's cut without biases, the early-exit gate's weight by
 columns: shard_oracle_ouro.py.
 
+Step3TextForCausalLM (vLLM's step3_text.py): q/k/v joined whole into the replicated qkv_proj, wq
+by rows (heads), o_proj by columns, its own gate_up merges (OWN_FUSED); the stacked experts read
+one at a time (step3_src) and left to expected()'s common expert rules (COMMON), EP and the w13
+order included: shard_oracle_step3.py.
+
 SRCS: model_type -> the checkpoint's tensors rewritten before expected() reads them.
 """
 import re
@@ -62,6 +67,7 @@ from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_minicpm import minicpm, minicpm_cfg
 from shard_oracle_ouro import ouro
 from shard_oracle_qwen import qwen
+from shard_oracle_step3 import step3, step3_cfg, step3_src
 from shard_oracle_telechat2 import telechat2, telechat2_cfg
 
 ORACLES = {"InternLM2ForCausalLM": internlm2, "ExaoneForCausalLM": exaone, "QWenLMHeadModel": qwen}
@@ -74,13 +80,14 @@ ORACLES["TeleChatForCausalLM"] = telechat2
 # the oracles that lay out their fused q/k/v and gate/up themselves: expected()'s fused pass (by
 # .query / .gate_proj names) skips them
 OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", "AfmoeForCausalLM",
-             "DeciLMForCausalLM"}
+             "DeciLMForCausalLM", "Step3TextForCausalLM"}
 ORACLES["AfmoeForCausalLM"] = afmoe
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
 ORACLES["BailingMoeForCausalLM"] = ORACLES["BailingMoeV2ForCausalLM"] = bailing
 ORACLES["OuroForCausalLM"] = ouro  # the early-exit gate by columns
 ORACLES["DeciLMForCausalLM"] = decilm  # per-layer kv heads and widths
+ORACLES["Step3TextForCausalLM"] = step3  # qkv_proj whole on every rank; experts: COMMON
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
@@ -94,6 +101,7 @@ CFGS["JAISLMHeadModel"] = jais_cfg
 CFGS["ArcticForCausalLM"] = arctic_cfg
 CFGS["AfmoeForCausalLM"] = afmoe_cfg
 CFGS["DeciLMForCausalLM"] = decilm_cfg
+CFGS["Step3TextForCausalLM"] = step3_cfg
 
 
 def grok1_src(src):
@@ -126,4 +134,5 @@ def bailing_v2_src(src):
             if not (k.startswith("model.layers.") and k.split(".")[2] in mtp)}
 
 
-SRCS = {"grok-1": grok1_src, "mimo": mimo_src, "bailing_moe_v2": bailing_v2_src}
+SRCS = {"grok-1": grok1_src, "mimo": mimo_src, "bailing_moe_v2": bailing_v2_src,
+        "step3_text": step3_src}
