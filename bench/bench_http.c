@@ -436,18 +436,23 @@ static double curl_best(const char *url, uint8_t *buf, uint64_t size)
 	return best;
 }
 
-int main(int argc, char **argv)
+/* --gib, --rounds, --cold into o: 0, or 2 with the usage printed. */
+typedef struct opts {
+	double gib;
+	int cold_only;
+	uint64_t rounds;
+} opts;
+
+static int parse_args(int argc, char **argv, opts *o)
 {
-	double gib = 1.0;
-	int cold_only = 0;
-	uint64_t rounds = 3;
+	*o = (opts){.gib = 1.0, .rounds = 3};
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--gib") == 0 && i + 1 < argc)
-			gib = strtod(argv[++i], NULL);
+			o->gib = strtod(argv[++i], NULL);
 		else if (strcmp(argv[i], "--cold") == 0)
-			cold_only = 1;
+			o->cold_only = 1;
 		else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-			if (bench_u64("--rounds", argv[++i], &rounds) != 0)
+			if (bench_u64("--rounds", argv[++i], &o->rounds) != 0)
 				return 2;
 		} else {
 			fprintf(stderr,
@@ -458,53 +463,28 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (rounds < 1 || rounds > MAX_ROUNDS) {
+	if (o->rounds < 1 || o->rounds > MAX_ROUNDS) {
 		fprintf(stderr, "bench_http: --rounds %llu is outside 1..%d\n",
-		        (unsigned long long)rounds, MAX_ROUNDS);
+		        (unsigned long long)o->rounds, MAX_ROUNDS);
 		return 2;
 	}
-	if (gib < 0.05 || gib > 64) {
-		fprintf(stderr, "bench_http: --gib %.3f is outside 0.05..64\n", gib);
+	if (o->gib < 0.05 || o->gib > 64) {
+		fprintf(stderr, "bench_http: --gib %.3f is outside 0.05..64\n", o->gib);
 		return 2;
 	}
-	const char *nginx = find_nginx();
-	if (nginx == NULL) {
-		printf("SKIP bench_http: nginx not found (Debian/Ubuntu: apt-get install -y "
-		       "nginx-light)\n");
-		return 0;
-	}
-	if (bench_init(argv[0], "http") != 0)
-		return 1;
-	atexit(nginx_stop);
-	char mb[32], models[1024], model[1100], ngdir[1100], c1[1100], c2[1100], big[256];
-	snprintf(mb, sizeof(mb), "%.0f", gib * 1024);
-	if (bench_make_llama("m", mb) != 0)
-		die("wt-mkckpt", "cannot make the fixture (build it with make)");
-	snprintf(models, sizeof(models), "%s/models", bench_tmp());
-	snprintf(model, sizeof(model), "%s/m", models);
-	snprintf(ngdir, sizeof(ngdir), "%s/nginx", bench_tmp());
+	return 0;
+}
+
+/* Registration (open with the content digest) of file:// and http://, best of 2, then
+ * `rounds` pairs of cold fetches of every rank (fresh caches, alternating order): the medians
+ * into *t_file, *t_http. */
+static void cold_rounds(const char *models, const char *model, const char *base, const char *spec,
+                        uint64_t ck, uint64_t rounds, double *t_file, double *t_http)
+{
+	char furi[1200], c1[1100], c2[1100];
+	snprintf(furi, sizeof(furi), "file://%s", model);
 	snprintf(c1, sizeof(c1), "%s/cache-file", bench_tmp());
 	snprintf(c2, sizeof(c2), "%s/cache-http", bench_tmp());
-	cache_tune_malloc(4u << 20);
-	common_log_set(NULL, NULL, WT_LOG_WARNING);
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-
-	read_dir(model, big, sizeof(big)); /* into the page cache */
-	uint64_t ck = read_dir(model, big, sizeof(big));
-	int port = free_port();
-	if (port == 0)
-		die("socket", "no free loopback port");
-	nginx_start(nginx, ngdir, models, port);
-	char base[128], spec[200], objurl[512];
-	snprintf(base, sizeof(base), "http://127.0.0.1:%d/m", port);
-	snprintf(spec, sizeof(spec), "mh=%s", base);
-	snprintf(objurl, sizeof(objurl), "%s/%s", base, big);
-	printf("model: llama %.2f GiB (%llu source bytes), TP=%d, %d concurrent clients, 4 MiB "
-	       "chunks, cut-through, cold caches; nginx %s on 127.0.0.1:%d (sendfile)\n",
-	       (double)ck / 1073741824.0, (unsigned long long)ck, RANKS, RANKS, nginx, port);
-
-	char furi[1200];
-	snprintf(furi, sizeof(furi), "file://%s", model);
 	double of[2], oh[2];
 	for (int r = 0; r < 2; r++) {
 		of[r] = open_digest(furi);
@@ -537,18 +517,16 @@ int main(int argc, char **argv)
 		       (unsigned long long)r + 1, (double)f.bytes / 1048576.0, f.t, f.cpu[0], h.t,
 		       h.cpu[0], h.cpu[1], f.t / h.t);
 	}
-	double t_file = median(tf, rounds), t_http = median(th, rounds);
+	*t_file = median(tf, rounds);
+	*t_http = median(th, rounds);
 	printf("cold fetch, all ranks, median of %llu: file:// %.3f s, http:// %.3f s\n",
-	       (unsigned long long)rounds, t_file, t_http);
-	if (cold_only) {
-		printf("RATIO cold fetch file:// / http (medians): %.2f   (target >= 0.8)\n",
-		       t_file / t_http);
-		nginx_stop();
-		curl_global_cleanup();
-		bench_finish(0);
-		return 0;
-	}
+	       (unsigned long long)rounds, *t_file, *t_http);
+}
 
+/* The http store's ranged reads of object `big` against libcurl fetching it (to a dropping
+ * callback, into one buffer), whole, in 16 MiB reads and as one range. */
+static void store_vs_curl(const char *model, const char *big, const char *base, const char *objurl)
+{
 	struct stat st;
 	char bigpath[1400];
 	snprintf(bigpath, sizeof(bigpath), "%s/%s", model, big);
@@ -582,13 +560,57 @@ int main(int argc, char **argv)
 	printf("http store (WEIGHTD_HTTP_PARALLEL default), whole-object read: %.2f GB/s; 16 MiB "
 	       "reads: %.2f GB/s; one range (WEIGHTD_HTTP_PARALLEL=1), whole object: %.2f GB/s\n",
 	       gb / t_whole, gb / t_16, gb / t_one);
-	printf("RATIO cold fetch file:// / http (medians): %.2f   (target >= 0.8)\n",
-	       t_file / t_http);
 	printf("RATIO http store / curl, whole object: %.2f; 16 MiB reads: %.2f; one range: %.2f   "
 	       "(target >= 0.9)\n",
 	       t_curl / t_whole, t_curl / t_16, t_curl / t_one);
 	printf("RATIO http store / curl into a buffer, whole object: %.2f; one range: %.2f\n",
 	       t_curlbuf / t_whole, t_curlbuf / t_one);
+}
+
+int main(int argc, char **argv)
+{
+	opts o;
+	if (parse_args(argc, argv, &o) != 0)
+		return 2;
+	const char *nginx = find_nginx();
+	if (nginx == NULL) {
+		printf("SKIP bench_http: nginx not found (Debian/Ubuntu: apt-get install -y "
+		       "nginx-light)\n");
+		return 0;
+	}
+	if (bench_init(argv[0], "http") != 0)
+		return 1;
+	atexit(nginx_stop);
+	char mb[32], models[1024], model[1100], ngdir[1100], big[256];
+	snprintf(mb, sizeof(mb), "%.0f", o.gib * 1024);
+	if (bench_make_llama("m", mb) != 0)
+		die("wt-mkckpt", "cannot make the fixture (build it with make)");
+	snprintf(models, sizeof(models), "%s/models", bench_tmp());
+	snprintf(model, sizeof(model), "%s/m", models);
+	snprintf(ngdir, sizeof(ngdir), "%s/nginx", bench_tmp());
+	cache_tune_malloc(4u << 20);
+	common_log_set(NULL, NULL, WT_LOG_WARNING);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	read_dir(model, big, sizeof(big)); /* into the page cache */
+	uint64_t ck = read_dir(model, big, sizeof(big));
+	int port = free_port();
+	if (port == 0)
+		die("socket", "no free loopback port");
+	nginx_start(nginx, ngdir, models, port);
+	char base[128], spec[200], objurl[512];
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d/m", port);
+	snprintf(spec, sizeof(spec), "mh=%s", base);
+	snprintf(objurl, sizeof(objurl), "%s/%s", base, big);
+	printf("model: llama %.2f GiB (%llu source bytes), TP=%d, %d concurrent clients, 4 MiB "
+	       "chunks, cut-through, cold caches; nginx %s on 127.0.0.1:%d (sendfile)\n",
+	       (double)ck / 1073741824.0, (unsigned long long)ck, RANKS, RANKS, nginx, port);
+	double t_file, t_http;
+	cold_rounds(models, model, base, spec, ck, o.rounds, &t_file, &t_http);
+	if (!o.cold_only)
+		store_vs_curl(model, big, base, objurl);
+	printf("RATIO cold fetch file:// / http (medians): %.2f   (target >= 0.8)\n",
+	       t_file / t_http);
 	nginx_stop();
 	curl_global_cleanup();
 	bench_finish(0);
