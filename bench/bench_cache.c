@@ -180,9 +180,36 @@ static void usage(void)
 	    "KEY]\n");
 }
 
-int main(int argc, char **argv)
+/* The store configurations measured: the default first (the only one without --matrix). */
+typedef struct bcfg {
+	const char *key, *name;
+	cache_store_kind store;
+	bool wal, verify, mmap;
+	uint64_t mem;
+} bcfg;
+static const bcfg cfgs[] = {
+    {"blob-mmap", "blob files, mmap reads, chunks without WAL + flush, 1 GiB RAM cache (default)",
+     CACHE_STORE_BLOB, false, false, true, CACHE_MEM_BYTES_DEF},
+    {"blob-mmap-noram", "blob files, mmap reads, chunks without WAL + flush, no RAM cache",
+     CACHE_STORE_BLOB, false, false, true, 0},
+    {"sst-mmap", "SST values, mmap reads", CACHE_STORE_SST, false, false, true, 0},
+    {"blob", "blob files, pread", CACHE_STORE_BLOB, false, false, false, 0},
+    {"blob-verify", "blob files, pread, rocksdb read checksums on", CACHE_STORE_BLOB, false, true,
+     false, 0},
+    {"blob-wal", "blob files, pread, chunks through the WAL", CACHE_STORE_BLOB, true, false, false,
+     0},
+    {"sst", "SST values, pread", CACHE_STORE_SST, false, false, false, 0},
+    {"sst-verify", "SST values, pread, rocksdb read checksums on", CACHE_STORE_SST, false, true,
+     false, 0},
+    {"sst-mmap-wal", "SST values, mmap reads, chunks through the WAL", CACHE_STORE_SST, true, false,
+     true, 0},
+};
+#define N_CFGS (sizeof(cfgs) / sizeof(cfgs[0]))
+
+/* The options into b, the configurations to run into [*first, *end): 0, or 2 with the usage
+ * printed. */
+static int parse_args(int argc, char **argv, bench *b, size_t *first, size_t *end)
 {
-	bench b = {.total = 2048ull << 20, .shard = 256ull << 20, .dir = NULL};
 	bool matrix = false;
 	const char *only = NULL;
 	static const struct option opts[] = {
@@ -201,11 +228,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (k == 0)
-			b.total = mb << 20;
+			b->total = mb << 20;
 		else if (k == 1)
-			b.shard = mb << 20;
+			b->shard = mb << 20;
 		else if (k == 2)
-			b.dir = v;
+			b->dir = v;
 		else if (k == 3)
 			only = v;
 		else
@@ -216,12 +243,32 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	b.total = b.total / CHUNK * CHUNK;
-	b.shard = b.shard / CHUNK * CHUNK;
-	if (b.total == 0 || b.shard == 0) {
+	b->total = b->total / CHUNK * CHUNK;
+	b->shard = b->shard / CHUNK * CHUNK;
+	if (b->total == 0 || b->shard == 0) {
 		usage();
 		return 2;
 	}
+	*first = 0;
+	*end = matrix ? N_CFGS : 1;
+	if (only != NULL) {
+		for (*first = 0; *first < N_CFGS && strcmp(cfgs[*first].key, only) != 0; ++*first)
+			;
+		if (*first == N_CFGS) {
+			fprintf(stderr, "bench_cache: unknown --config '%s'\n", only);
+			return 2;
+		}
+		*end = *first + 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	bench b = {.total = 2048ull << 20, .shard = 256ull << 20, .dir = NULL};
+	size_t first, end;
+	if (parse_args(argc, argv, &b, &first, &end) != 0)
+		return 2;
 	char tmpl[] = "/tmp/wt-bench-cache-XXXXXX";
 	char *made = NULL;
 	if (b.dir == NULL) {
@@ -245,47 +292,13 @@ int main(int argc, char **argv)
 	cache_opts_init(&o);
 	cache_tune_malloc(o.chunk_bytes);
 	o.max_bytes = b.total * 2;
-	struct {
-		const char *key, *name;
-		cache_store_kind store;
-		bool wal, verify, mmap;
-		uint64_t mem;
-	} cfg[] = {
-	    {"blob-mmap",
-	     "blob files, mmap reads, chunks without WAL + flush, 1 GiB RAM cache (default)",
-	     CACHE_STORE_BLOB, false, false, true, CACHE_MEM_BYTES_DEF},
-	    {"blob-mmap-noram", "blob files, mmap reads, chunks without WAL + flush, no RAM cache",
-	     CACHE_STORE_BLOB, false, false, true, 0},
-	    {"sst-mmap", "SST values, mmap reads", CACHE_STORE_SST, false, false, true, 0},
-	    {"blob", "blob files, pread", CACHE_STORE_BLOB, false, false, false, 0},
-	    {"blob-verify", "blob files, pread, rocksdb read checksums on", CACHE_STORE_BLOB, false,
-	     true, false, 0},
-	    {"blob-wal", "blob files, pread, chunks through the WAL", CACHE_STORE_BLOB, true, false,
-	     false, 0},
-	    {"sst", "SST values, pread", CACHE_STORE_SST, false, false, false, 0},
-	    {"sst-verify", "SST values, pread, rocksdb read checksums on", CACHE_STORE_SST, false,
-	     true, false, 0},
-	    {"sst-mmap-wal", "SST values, mmap reads, chunks through the WAL", CACHE_STORE_SST,
-	     true, false, true, 0},
-	};
 	int rc = 0;
-	size_t ncfg = matrix ? sizeof(cfg) / sizeof(cfg[0]) : 1;
-	size_t first = 0, all = sizeof(cfg) / sizeof(cfg[0]);
-	if (only != NULL) {
-		for (first = 0; first < all && strcmp(cfg[first].key, only) != 0; first++)
-			;
-		if (first == all) {
-			fprintf(stderr, "bench_cache: unknown --config '%s'\n", only);
-			return 2;
-		}
-		ncfg = first + 1;
-	}
-	for (size_t i = first; i < ncfg; i++) {
-		o.store = cfg[i].store;
-		o.chunk_wal = cfg[i].wal;
-		o.rocks_verify = cfg[i].verify;
-		o.mmap_reads = cfg[i].mmap;
-		o.mem_bytes = cfg[i].mem;
+	for (size_t i = first; i < end; i++) {
+		o.store = cfgs[i].store;
+		o.chunk_wal = cfgs[i].wal;
+		o.rocks_verify = cfgs[i].verify;
+		o.mmap_reads = cfgs[i].mmap;
+		o.mem_bytes = cfgs[i].mem;
 		result r = {0};
 		if (run_cache(&b, &o, &r) != 0) {
 			rc = 1;
@@ -298,7 +311,7 @@ int main(int argc, char **argv)
 		}
 		printf("%s\n  put %.2f GB/s / file write %.2f = %.2f;  get %.2f GB/s / file read "
 		       "%.2f = %.2f;  view %.2f GB/s = %.2f\n",
-		       cfg[i].name, r.put, r.fw, r.put / r.fw, r.get, r.fr, r.get / r.fr, r.view,
+		       cfgs[i].name, r.put, r.fw, r.put / r.fw, r.get, r.fr, r.get / r.fr, r.view,
 		       r.view / r.fr);
 	}
 	char path[4096];
