@@ -167,6 +167,54 @@ static double baseline_gbps(uint64_t total)
 	return gbps;
 }
 
+/* weightd on an ephemeral loopback port over models / cachedir (4 MiB chunks, 4 workers),
+ * its config in *cfg; NULL with the error printed. */
+static wd_server *open_server(wd_config *cfg, char *models, char *cachedir)
+{
+	wd_config_init(cfg);
+	char *av[] = {"weightd",
+	              "--listen",
+	              "tcp://127.0.0.1:0",
+	              "--models-dir",
+	              models,
+	              "--cache-dir",
+	              cachedir,
+	              "--chunk-bytes",
+	              "4M",
+	              "--workers",
+	              "4",
+	              "--cache-max-bytes",
+	              "16G",
+	              "--log-level",
+	              "info"};
+	wt_errbuf err;
+	wd_server *srv;
+	if (wd_config_parse_args(cfg, (int)(sizeof(av) / sizeof(av[0])), av, &err) != WT_OK ||
+	    wd_server_open(&srv, cfg, &err) != WT_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		return NULL;
+	}
+	return srv;
+}
+
+/* Four clients fetching the four ranks of manifests mr at once: GB/s, all together. */
+static double fetch_four(const char *url, Weights__Reply *mr[4])
+{
+	fetcher f4[4];
+	pthread_t th[4];
+	uint64_t t0 = common_now_ns();
+	for (int r = 0; r < 4; r++) {
+		f4[r] = (fetcher){.url = url, .m = mr[r]->manifest};
+		pthread_create(&th[r], NULL, fetch_main, &f4[r]);
+	}
+	uint64_t tot4 = 0;
+	for (int r = 0; r < 4; r++) {
+		pthread_join(th[r], NULL);
+		tot4 += f4[r].bytes;
+	}
+	return (double)tot4 / 1e9 / secs(common_now_ns() - t0);
+}
+
 int main(int argc, char **argv)
 {
 	long size_mb = argc > 1 ? strtol(argv[1], NULL, 10) : 128;
@@ -190,29 +238,9 @@ int main(int argc, char **argv)
 	}
 	common_log_set(NULL, NULL, WT_LOG_INFO);
 	wd_config cfg;
-	wd_config_init(&cfg);
-	char *av[] = {"weightd",
-	              "--listen",
-	              "tcp://127.0.0.1:0",
-	              "--models-dir",
-	              models,
-	              "--cache-dir",
-	              cachedir,
-	              "--chunk-bytes",
-	              "4M",
-	              "--workers",
-	              "4",
-	              "--cache-max-bytes",
-	              "16G",
-	              "--log-level",
-	              "info"};
-	wt_errbuf err;
-	wd_server *srv;
-	if (wd_config_parse_args(&cfg, (int)(sizeof(av) / sizeof(av[0])), av, &err) != WT_OK ||
-	    wd_server_open(&srv, &cfg, &err) != WT_OK) {
-		fprintf(stderr, "%s\n", err.msg);
+	wd_server *srv = open_server(&cfg, models, cachedir);
+	if (srv == NULL)
 		return 1;
-	}
 	const char *url = wd_server_url(srv, 0);
 	nng_socket s = dial(url);
 
@@ -238,19 +266,7 @@ int main(int argc, char **argv)
 	Weights__Reply *mr[4] = {m4, NULL, NULL, NULL};
 	for (uint32_t r = 1; r < 4; r++)
 		mr[r] = manifest(s, 4, r);
-	fetcher f4[4];
-	pthread_t th[4];
-	t0 = common_now_ns();
-	for (int r = 0; r < 4; r++) {
-		f4[r] = (fetcher){.url = url, .m = mr[r]->manifest};
-		pthread_create(&th[r], NULL, fetch_main, &f4[r]);
-	}
-	uint64_t tot4 = 0;
-	for (int r = 0; r < 4; r++) {
-		pthread_join(th[r], NULL);
-		tot4 += f4[r].bytes;
-	}
-	double g4 = (double)tot4 / 1e9 / secs(common_now_ns() - t0);
+	double g4 = fetch_four(url, mr);
 	double base = baseline_gbps(f1.bytes);
 
 	printf("model: llama %.0f MiB checkpoint, chunks 4 MiB, 4 workers, tcp loopback\n",
