@@ -19,112 +19,17 @@
  * nng callbacks only move bytes and queue jobs. A malformed header or a wrong
  * ticket closes the stream (logged); a chunk that cannot be served is an
  * error reply (code + text) and the stream goes on. A stream that ended is
- * freed by a pool job (reap_soon) once no job of it is queued (its aios cannot
- * be freed from their own callbacks), at the next accept, or at wd_bulk_stop.
- * Before, only the next accept freed it: streams of clients that canceled
- * their fetches held their sockets and memory until another stream came.
+ * freed by a pool job (wd_bulk_reap_soon_locked) once no job of it is queued
+ * (its aios cannot be freed from their own callbacks), at the next accept, or
+ * at wd_bulk_stop. The listener, accepting and reaping: bulk_listen.c.
  */
 #include <arpa/inet.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "proto/bulk.h"
-#include "weightd/server_int.h"
-
-#include <nng/supplemental/tls/tls.h> /* after nng.h (server_int.h) */
-
-#define BULK_SLOTS 2
-
-typedef struct wd_bslot {
-	struct wd_bconn *b;
-	wd_job job;
-	bulk_req req;
-	uint8_t sid[BULK_MAX_SHARD_ID];
-	uint8_t rhdr[BULK_REPLY_BYTES + BULK_MAX_MSG];
-	nng_iov seg[2]; /* what to send: header (+ text), bytes */
-	unsigned nseg;
-	cache_view *view;  /* pinned chunk being sent; released after the send */
-	wd_wbuf *wbuf;     /* or a live chunk's write-behind buffer (a reference) */
-	uint8_t *copy;     /* fault injection only: a corrupted copy of the bytes */
-	wd_live_wait wait; /* a live request parked until its chunk is produced */
-	int ready;         /* guarded by wd_bulk.lk: prepared, waiting to be sent */
-} wd_bslot;
-
-enum { BR_OPEN = 0, BR_HDR, BR_SID, BR_WAIT };
-
-typedef struct wd_bconn {
-	struct wd_bulk *bk;
-	struct wd_bconn *next; /* in wd_bulk.conns; guarded by wd_bulk.lk */
-	nng_stream *st;
-	nng_aio *raio, *saio;
-	/* receive side (one receive in flight at a time) */
-	int rstate; /* written under wd_bulk.lk (the send side reads it there) */
-	size_t rdone, rlen;
-	uint8_t *rbuf;
-	uint64_t open_by_ns; /* common_now_ns deadline of the opening message; 0 = none */
-	uint8_t open[BULK_OPEN_BYTES];
-	uint8_t hdr[BULK_REQ_BYTES];
-	size_t sdone; /* send side: bytes of slot[send_head] sent so far */
-	wd_bslot slot[BULK_SLOTS];
-	/* fields below guarded by wd_bulk.lk */
-	unsigned recv_slot, send_head, used; /* slots used in order from send_head */
-	int sending;
-	int jobs; /* queued requests, and callbacks using b past the lock: freed at 0 */
-	bool dead;
-} wd_bconn;
-
-struct wd_bulk {
-	wd_server *srv;
-	nng_stream_listener *l;
-	nng_aio *accept_aio;
-	char url[512]; /* advertised in HelloReply.stream_url */
-	int wild_port; /* tcp on a wildcard host: the bound port; 0 = url as is */
-	uint8_t ticket[BULK_TICKET_BYTES];
-	pthread_mutex_t lk;
-	pthread_cond_t cv;
-	wd_job reap_job; /* reap_work: frees the streams that ended */
-	/* fields below guarded by lk */
-	bool closing;
-	wd_bconn *conns;
-	bool reap_queued;   /* reap_job is queued and has not begun */
-	unsigned reap_jobs; /* reap_job queued or running (wd_bulk_stop waits) */
-};
-
-static void reap_dead(wd_bulk *bk);
-
-/* A pool job: free the streams that ended (not from their aios' callbacks). */
-static void reap_work(wd_job *job)
-{
-	wd_bulk *bk = (wd_bulk *)((char *)job - offsetof(wd_bulk, reap_job));
-	pthread_mutex_lock(&bk->lk);
-	bk->reap_queued = false; /* a stream ending from now on queues it again */
-	bool closing = bk->closing;
-	pthread_mutex_unlock(&bk->lk);
-	if (!closing) /* else wd_bulk_stop frees them all */
-		reap_dead(bk);
-	pthread_mutex_lock(&bk->lk);
-	bk->reap_jobs--;
-	pthread_cond_broadcast(&bk->cv);
-	pthread_mutex_unlock(&bk->lk);
-}
-
-/* Queue reap_work unless it is queued already (bk->lk held); true: the
- * caller submits bk->reap_job once it has unlocked. */
-static bool reap_soon_locked(wd_bulk *bk)
-{
-	if (bk->reap_queued || bk->closing)
-		return false;
-	bk->reap_queued = true;
-	bk->reap_jobs++;
-	return true;
-}
-
-static void reap_submit(wd_bulk *bk)
-{
-	wd_pool_submit_lane(bk->srv->pool, WD_LANE_REQUEST, &bk->reap_job);
-}
+#include "weightd/bulk_int.h"
 
 static void slot_clear(wd_bslot *sl)
 {
@@ -182,10 +87,10 @@ static void bconn_kill(wd_bconn *b, const char *why)
 	nng_stream_close(b->st); /* the other side's operation ends too */
 	/* last: the reap may free b as soon as this callback has returned */
 	pthread_mutex_lock(&bk->lk);
-	bool reap = b->jobs == 0 && reap_soon_locked(bk);
+	bool reap = b->jobs == 0 && wd_bulk_reap_soon_locked(bk);
 	pthread_mutex_unlock(&bk->lk);
 	if (reap)
-		reap_submit(bk);
+		wd_bulk_reap_submit(bk);
 }
 
 /* Start (or continue) a receive of rlen bytes into rbuf from rdone. An
@@ -414,11 +319,11 @@ static void job_done(wd_bconn *b)
 	wd_bulk *bk = b->bk;
 	pthread_mutex_lock(&bk->lk);
 	b->jobs--;
-	bool reap = b->dead && b->jobs == 0 && reap_soon_locked(bk);
+	bool reap = b->dead && b->jobs == 0 && wd_bulk_reap_soon_locked(bk);
 	pthread_cond_broadcast(&bk->cv);
 	pthread_mutex_unlock(&bk->lk);
 	if (reap)
-		reap_submit(bk);
+		wd_bulk_reap_submit(bk);
 }
 
 static void slot_work(wd_job *job)
@@ -562,7 +467,34 @@ static void send_cb(void *arg)
 		job_done(b);
 }
 
-static void bconn_free(wd_bconn *b)
+wd_bconn *wd_bconn_new(wd_bulk *bk, nng_stream *st)
+{
+	wd_bconn *b = calloc(1, sizeof(*b));
+	if (b == NULL || nng_aio_alloc(&b->raio, recv_cb, b) != 0 ||
+	    nng_aio_alloc(&b->saio, send_cb, b) != 0) {
+		if (b != NULL)
+			nng_aio_free(b->raio);
+		free(b);
+		return NULL;
+	}
+	b->bk = bk;
+	b->st = st;
+	for (unsigned i = 0; i < BULK_SLOTS; i++) {
+		b->slot[i].b = b;
+		b->slot[i].job.fn = slot_work;
+	}
+	return b;
+}
+
+void wd_bconn_open(wd_bconn *b)
+{
+	uint64_t ms = wd_cfg_live(&b->bk->srv->cfg->hello_timeout_ms);
+	if (ms > 0)
+		b->open_by_ns = common_now_ns() + ms * 1000000u;
+	recv_start(b, BR_OPEN, b->open, BULK_OPEN_BYTES);
+}
+
+void wd_bconn_free(wd_bconn *b)
 {
 	nng_aio_stop(b->raio); /* waits for its callback */
 	nng_aio_stop(b->saio);
@@ -572,218 +504,4 @@ static void bconn_free(wd_bconn *b)
 		slot_clear(&b->slot[i]);
 	nng_stream_free(b->st);
 	free(b);
-}
-
-/* Free the streams that ended and have no job queued (from the accept
- * callback: another aio's). */
-static void reap_dead(wd_bulk *bk)
-{
-	wd_bconn *dead = NULL;
-	pthread_mutex_lock(&bk->lk);
-	for (wd_bconn **p = &bk->conns; *p != NULL;) {
-		wd_bconn *b = *p;
-		if (b->dead && b->jobs == 0) {
-			*p = b->next;
-			b->next = dead;
-			dead = b;
-		} else {
-			p = &b->next;
-		}
-	}
-	pthread_mutex_unlock(&bk->lk);
-	while (dead != NULL) {
-		wd_bconn *b = dead;
-		dead = b->next;
-		bconn_free(b);
-	}
-}
-
-static void accept_cb(void *arg)
-{
-	wd_bulk *bk = arg;
-	int nrv = nng_aio_result(bk->accept_aio);
-	if (nrv != 0) {
-		if (nrv != NNG_ECLOSED && nrv != NNG_ECANCELED)
-			WT_LOG(WT_LOG_WARNING, "bulk stream: accept: %s", nng_strerror(nrv));
-		pthread_mutex_lock(&bk->lk);
-		bool closing = bk->closing;
-		pthread_mutex_unlock(&bk->lk);
-		if (!closing && nrv != NNG_ECLOSED)
-			nng_stream_listener_accept(bk->l, bk->accept_aio);
-		return;
-	}
-	reap_dead(bk);
-	nng_stream *st = nng_aio_get_output(bk->accept_aio, 0);
-	wd_bconn *b = calloc(1, sizeof(*b));
-	if (b == NULL || nng_aio_alloc(&b->raio, recv_cb, b) != 0 ||
-	    nng_aio_alloc(&b->saio, send_cb, b) != 0) {
-		WT_LOG(WT_LOG_ERR, "bulk stream: out of memory for a connection");
-		if (b != NULL) {
-			nng_aio_free(b->raio);
-			free(b);
-		}
-		nng_stream_free(st);
-		nng_stream_listener_accept(bk->l, bk->accept_aio);
-		return;
-	}
-	b->bk = bk;
-	b->st = st;
-	for (unsigned i = 0; i < BULK_SLOTS; i++) {
-		b->slot[i].b = b;
-		b->slot[i].job.fn = slot_work;
-	}
-	pthread_mutex_lock(&bk->lk);
-	uint64_t live = 0;
-	for (const wd_bconn *o = bk->conns; o != NULL; o = o->next)
-		live += !o->dead;
-	bool closing = bk->closing;
-	/* streams count against max_connections on their own, as pipes do */
-	bool full = live >= bk->srv->cfg->max_connections;
-	if (!closing && !full) {
-		b->next = bk->conns;
-		bk->conns = b;
-	}
-	pthread_mutex_unlock(&bk->lk);
-	if (closing || full) {
-		/* freed here, never listed: no operation ever started on it, and a
-		 * refused stream must not hold its socket until a later accept */
-		if (!closing)
-			wd_auth_log_failure(bk->srv, "bulk stream: max_connections reached; "
-			                             "connection closed (raise max_connections)");
-		nng_stream_close(st);
-		bconn_free(b);
-		if (!closing)
-			nng_stream_listener_accept(bk->l, bk->accept_aio);
-		return;
-	}
-	atomic_fetch_add(&bk->srv->bulk_streams, 1); /* taken: not refused above */
-	uint64_t ms = wd_cfg_live(&bk->srv->cfg->hello_timeout_ms);
-	if (ms > 0)
-		b->open_by_ns = common_now_ns() + ms * 1000000u;
-	recv_start(b, BR_OPEN, b->open, BULK_OPEN_BYTES);
-	nng_stream_listener_accept(bk->l, bk->accept_aio);
-}
-
-int wd_bulk_start(wd_server *s, wt_errbuf *err)
-{
-	const char *url = s->cfg->stream_listen;
-	if (url == NULL || url[0] == '\0')
-		return WT_OK;
-	bool tls = strncmp(url, "tls+tcp://", 10) == 0;
-	if (wd_bulk_tcp_prefix(url) == 0 && strncmp(url, "ipc://", 6) != 0)
-		return wt_seterr(err, WT_ECONFIG,
-		                 "stream_listen %s: only tcp://HOST:PORT, tls+tcp://HOST:PORT and "
-		                 "ipc:///path are supported; or leave it empty",
-		                 url);
-	nng_tls_config *t = NULL;
-	char what[600];
-	snprintf(what, sizeof(what), "stream_listen %s", url);
-	if (tls && wd_tls_server_config(s->cfg, what, &t, err) != WT_OK)
-		return err->code;
-	if (strlen(url) >= sizeof(s->bulk->url) - 8) {
-		if (t != NULL)
-			nng_tls_config_free(t);
-		return wt_seterr(err, WT_ECONFIG, "stream_listen %.64s...: URL too long", url);
-	}
-	wd_bulk *bk = calloc(1, sizeof(*bk));
-	if (bk == NULL) {
-		if (t != NULL)
-			nng_tls_config_free(t);
-		return wt_seterr(err, WT_ENOMEM, "stream_listen: out of memory");
-	}
-	bk->srv = s;
-	bk->reap_job.fn = reap_work;
-	pthread_mutex_init(&bk->lk, NULL);
-	pthread_cond_init(&bk->cv, NULL);
-	s->bulk = bk; /* wd_bulk_stop frees it, also half-built */
-	int rv = getrandom(bk->ticket, sizeof(bk->ticket), 0) == (ssize_t)sizeof(bk->ticket)
-	             ? 0
-	             : NNG_EINTERNAL;
-	if (rv != 0) {
-		if (t != NULL)
-			nng_tls_config_free(t);
-		return wt_seterr(err, WT_EIO, "stream_listen: getrandom failed for the ticket");
-	}
-	rv = nng_stream_listener_alloc(&bk->l, url);
-	if (rv == 0 && t != NULL) /* the same TLS configuration as tls+tcp:// listen URLs */
-		rv = nng_stream_listener_set_ptr(bk->l, NNG_OPT_TLS_CONFIG, t);
-	if (t != NULL)
-		nng_tls_config_free(t); /* the listener holds its own reference */
-	if (rv == 0)
-		rv = nng_stream_listener_listen(bk->l);
-	if (rv == 0)
-		rv = nng_aio_alloc(&bk->accept_aio, accept_cb, bk);
-	if (rv != 0)
-		return wt_seterr(err, rv == NNG_EADDRINUSE ? WT_EBUSY : WT_ECONFIG,
-		                 "stream_listen %s: %s; check the URL and that no other process "
-		                 "uses it",
-		                 url, nng_strerror(rv));
-	wd_bulk_advertised_url(bk->l, url, bk->url, sizeof(bk->url), &bk->wild_port);
-	nng_stream_listener_accept(bk->l, bk->accept_aio);
-	WT_LOG(WT_LOG_INFO, "bulk data plane on %s", bk->url);
-	return WT_OK;
-}
-
-bool wd_bulk_offer(const wd_server *s, uint32_t pipe_id, char *url, size_t cap,
-                   const uint8_t **ticket)
-{
-	const wd_bulk *bk = s->bulk;
-	if (bk == NULL || bk->l == NULL)
-		return false;
-	const char *scheme = strncmp(bk->url, "tls+", 4) == 0 ? "tls+tcp://" : "tcp://";
-	if (bk->wild_port == 0 || !wd_bulk_pipe_local_url(scheme, pipe_id, bk->wild_port, url, cap))
-		snprintf(url, cap, "%s", bk->url);
-	*ticket = bk->ticket;
-	return true;
-}
-
-size_t wd_bulk_held(wd_server *s)
-{
-	wd_bulk *bk = s->bulk;
-	size_t n = 0;
-	if (bk == NULL)
-		return 0;
-	pthread_mutex_lock(&bk->lk);
-	for (const wd_bconn *b = bk->conns; b != NULL; b = b->next)
-		n++;
-	pthread_mutex_unlock(&bk->lk);
-	return n;
-}
-
-void wd_bulk_stop(wd_server *s)
-{
-	wd_bulk *bk = s->bulk;
-	if (bk == NULL)
-		return;
-	pthread_mutex_lock(&bk->lk);
-	bk->closing = true;
-	for (wd_bconn *b = bk->conns; b != NULL; b = b->next)
-		nng_stream_close(b->st);
-	pthread_mutex_unlock(&bk->lk);
-	if (bk->l != NULL)
-		nng_stream_listener_close(bk->l);
-	if (bk->accept_aio != NULL)
-		nng_aio_stop(bk->accept_aio);
-	/* queued requests finish their cache read (or skip it), then nothing
-	 * new starts: closing is set */
-	pthread_mutex_lock(&bk->lk);
-	for (wd_bconn *b = bk->conns; b != NULL; b = b->next)
-		while (b->jobs > 0)
-			pthread_cond_wait(&bk->cv, &bk->lk);
-	while (bk->reap_jobs > 0) /* closing: it frees nothing now */
-		pthread_cond_wait(&bk->cv, &bk->lk);
-	wd_bconn *list = bk->conns;
-	bk->conns = NULL;
-	pthread_mutex_unlock(&bk->lk);
-	while (list != NULL) {
-		wd_bconn *b = list;
-		list = b->next;
-		bconn_free(b);
-	}
-	nng_aio_free(bk->accept_aio);
-	nng_stream_listener_free(bk->l);
-	pthread_cond_destroy(&bk->cv);
-	pthread_mutex_destroy(&bk->lk);
-	free(bk);
-	s->bulk = NULL;
 }
