@@ -45,6 +45,8 @@ None) and expected() cuts the rest as Qwen2's (q/k/v and their biases fused by h
 
 OuroForCausalLM (vLLM's ouro.py): Qwen2's cut without biases, the early-exit gate's weight by
 columns: shard_oracle_ouro.py.
+Plamo3ForCausalLM (vLLM's plamo3.py): q/k/v and gate/up fused in the checkpoint under
+model.layers.layers.{i}.mixer / .mlp, the rank's heads and rows: shard_oracle_plamo3.py.
 
 SRCS: model_type -> the checkpoint's tensors rewritten before expected() reads them.
 """
@@ -61,6 +63,7 @@ from shard_oracle_internlm2 import internlm2
 from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_minicpm import minicpm, minicpm_cfg
 from shard_oracle_ouro import ouro
+from shard_oracle_plamo3 import plamo3
 from shard_oracle_qwen import qwen
 from shard_oracle_telechat2 import telechat2, telechat2_cfg
 
@@ -74,13 +77,14 @@ ORACLES["TeleChatForCausalLM"] = telechat2
 # the oracles that lay out their fused q/k/v and gate/up themselves: expected()'s fused pass (by
 # .query / .gate_proj names) skips them
 OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", "AfmoeForCausalLM",
-             "DeciLMForCausalLM"}
+             "DeciLMForCausalLM", "Plamo3ForCausalLM"}
 ORACLES["AfmoeForCausalLM"] = afmoe
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
 ORACLES["BailingMoeForCausalLM"] = ORACLES["BailingMoeV2ForCausalLM"] = bailing
 ORACLES["OuroForCausalLM"] = ouro  # the early-exit gate by columns
 ORACLES["DeciLMForCausalLM"] = decilm  # per-layer kv heads and widths
+ORACLES["Plamo3ForCausalLM"] = plamo3  # its fused q/k/v and gate/up laid out itself
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
