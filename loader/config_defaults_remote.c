@@ -466,6 +466,25 @@ static const class_default step3_text_defaults[] = {
     {"q_lora_rank", false, 2048},        {"shared_expert_intermediate_size", false, 5120},
 };
 
+/* Plamo3Config's (the remote configuration_plamo3.py; neither transformers 4.57.1 nor vLLM keeps
+ * a copy: read from SGLang's srt/configs/plamo3.py, "Copyright contributors to the vLLM
+ * project"): hidden_size 4096, 32 layers, 32 heads over 4 kv heads of head_dim 128,
+ * intermediate_size 13312, vocab_size 32000, max_position_embeddings 2048, rms_norm_eps 1e-6,
+ * rope_theta 1e6; tied (the family's default); window_size 2048, sliding_window_pattern 8,
+ * rope_local_theta 10000, rope_scaling_factor 1 and the refusals are config_plamo3.c's. */
+static const class_default plamo3_defaults[] = {
+    {"vocab_size", false, 32000},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 13312},
+    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 4},
+    {"head_dim", false, 128},
+    {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 1000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -512,6 +531,7 @@ static const struct {
     CLASS("nemotron-nas", decilm_defaults), /* DeciLMForCausalLM (config_decilm.c) */
     CLASS("jais2", jais2_defaults), /* Jais2ForCausalLM (config_jais2.c) */
     CLASS("step3_text", step3_text_defaults), /* Step3TextForCausalLM (config_step3.c) */
+    CLASS("plamo3", plamo3_defaults), /* Plamo3ForCausalLM (config_plamo3.c) */
     /* clang-format on */
 };
 

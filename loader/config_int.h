@@ -228,6 +228,10 @@ int config_iquestcoder_keys(json_t *v, wt_errbuf *err);
  * (use_sliding_window true with sliding_window given) refused (config_ouro.c). */
 #define CONFIG_OURO_MAX_UT_STEPS 64
 int config_ouro_keys(json_t *v, wt_errbuf *err);
+/* PLaMo 3 (model_type plamo3): hidden_activation other than swiglu, attention_bias true and
+ * rope_scaling_factor other than 1 refused; window_size / sliding_window_pattern integers >= 1,
+ * an interleaved_sliding_window other than theirs refused (config_plamo3.c). */
+int config_plamo3_keys(json_t *v, wt_errbuf *err);
 /* Code World Model (model_type cwm; other model_types untouched): CwmConfig's derived
  * layer_types (full attention on every 4th layer from 0), sliding_window 8192, llama3
  * rope_scaling and its scalar defaults filled where absent; hidden_act other than silu refused

@@ -205,6 +205,7 @@ static const key_reader keys_before[] = {
     {"aquila", config_xverse_keys},
     {"iquestcoder", config_iquestcoder_keys},
     {"ouro", config_ouro_keys},
+    {"plamo3", config_plamo3_keys},
     {"cwm", config_cwm_keys},
     {"jais2", config_jais2_keys},
     {"TeleFLM", config_teleflm_keys},

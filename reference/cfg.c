@@ -33,6 +33,7 @@
 #include "reference/cfg_kind.h"
 #include "reference/grok1.h"
 #include "reference/ouro.h"
+#include "reference/plamo3.h"
 #include "reference/jais2.h"
 #include "reference/reference_int.h"
 #include "reference/step3.h"
@@ -493,6 +494,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_nogate(c, arch, json, len, err);
 	else if (c->lfm2)
 		rv = ref_cfg_lfm2(c, arch, json, len, err);
+	else if (c->plamo3)
+		rv = ref_cfg_plamo3(c, json, len, err);
 	else if (c->orion || c->bailing) /* before cfg_fam.c: Orion's layernorm, Bailing's
 	                                  * fused_ckpt; Llama's RoPE, rms_norm_eps (the loader
 	                                  * fills the config class's 1e-5 where absent) */

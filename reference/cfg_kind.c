@@ -91,6 +91,7 @@ enum {
 	FAM_SOLAR,
 	FAM_DEEPSEEK_MOE,
 	FAM_OURO,
+	FAM_PLAMO3,
 	FAM_JAIS2
 };
 
@@ -371,6 +372,9 @@ static const struct family_row families[] = {
     /* OuroForCausalLM (remote code; vLLM's ouro.py): Qwen2's decoder without biases, Gemma 2's
      * sandwich norms under its own names, the layers looped total_ut_steps times (ouro.c) */
     {"ouro", REF_DENSE, false, 0, FAM_OURO},
+    /* Plamo3ForCausalLM (remote code; vLLM's plamo3.py): Gemma 3's decoder shape with SwiGLU
+     * under its own names, the norms' offsets added at load (plamo3.c) */
+    {"plamo3", REF_DENSE, false, 0, FAM_PLAMO3}, /* qk_norm and the rest: ref_cfg_plamo3 */
     /* TeleFLMForCausalLM (remote code; vLLM's teleflm.py over its llama.py): Xverse's reading
      * plus the muP multipliers (teleflm.c) */
     {"teleflm", REF_DENSE, false, 0, FAM_TELEFLM},
@@ -672,6 +676,7 @@ static void layout_switches(ref_cfg *c, const char *family, const struct family_
 	c->lfm2 = c->lfm2 || c->lfm2_moe;
 	c->orion = r->fam == FAM_ORION;
 	c->ouro = r->fam == FAM_OURO;
+	c->plamo3 = r->fam == FAM_PLAMO3;
 	c->grok = r->fam == FAM_GROK1;
 	if (c->orion) /* StableLM's LayerNorms, Llama's RoPE and SwiGLU MLP */
 		c->layernorm = c->read_act = true;

@@ -10,6 +10,7 @@
 #include "reference/afmoe.h"
 #include "reference/grok1.h"
 #include "reference/ouro.h"
+#include "reference/plamo3.h"
 #include "reference/reference_int.h"
 #include "reference/step3.h"
 
@@ -35,6 +36,7 @@ typedef enum {
 	OWN_AFMOE,     /* under Gemma 2's and DeepSeek-V3's names (afmoe.c) */
 	OWN_STEP3,     /* under DeepSeek-MoE's names (step3.c) */
 	OWN_OURO,      /* under Gemma 2's sandwich names (ouro.c) */
+	OWN_PLAMO3,    /* under Gemma 3's names, norms offset (plamo3.c) */
 } own_kind;
 
 static own_kind own_names(const ref_cfg *c, ref_set *s)
@@ -77,6 +79,8 @@ static own_kind own_names(const ref_cfg *c, ref_set *s)
 		return OWN_STEP3;
 	if (c->ouro && ref_ouro_named(s))
 		return OWN_OURO;
+	if (c->plamo3 && ref_plamo3_named(s))
+		return OWN_PLAMO3;
 	return OWN_NONE;
 }
 
@@ -126,6 +130,8 @@ int ref_rename_own(const ref_cfg *c, ref_set *ck, ref_set *r, bool ckpt, wt_errb
 		return ref_step3_rename(c, ck, r, ckpt, err);
 	case OWN_OURO:
 		return ref_ouro_rename(c, ck, r, err);
+	case OWN_PLAMO3:
+		return ref_plamo3_rename(c, ck, r, err);
 	case OWN_NONE:
 		break;
 	}

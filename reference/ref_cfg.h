@@ -546,6 +546,9 @@ typedef struct ref_cfg {
 	 * biases and Gemma 2's sandwich norms under its own names, the layers run ouro_steps
 	 * (total_ut_steps) times with model.norm between the passes; 0 for every other family */
 	bool ouro;
+	/* PLaMo 3 (Plamo3ForCausalLM, remote code; kind REF_DENSE, plamo3.c): Gemma 3's sandwich,
+	 * q/k norms and sliding layers under its own names, the norms' load-time offsets added */
+	bool plamo3;
 	int64_t ouro_steps;
 	/* Grok-1 (Grok1ModelForCausalLM, remote code; kind REF_MIXTRAL, grok1.c): its names read
 	 * as Mixtral's and Gemma 2's (sandwich), the o_proj output times gk_attn_mult

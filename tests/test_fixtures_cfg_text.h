@@ -436,4 +436,15 @@ static void check_step3_text(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "Step3TextForCausalLM") == 0);
 }
 
+/* PLaMo 3: head_dim 32 given (H d 256 against hid 128), GQA 8 / 2, V 1008, 3 layers, no biases,
+ * untied (Plamo3Config's default is tied) */
+static void check_plamo3(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 32 && cfg->num_key_value_heads == 2 &&
+	            cfg->intermediate_size == 192 && cfg->vocab_size == 1008 &&
+	            cfg->num_hidden_layers == 3 && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "plamo3") == 0 &&
+	            strcmp(cfg->architecture, "Plamo3ForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -679,6 +679,13 @@ static const fam_expect fams_mm[] = {
           3 * (2 * 128 + 96 * 128 + 2 * 64 * 128 + 96 + 256 * 96 + 128 * 256) + 3 * 256 * 128 +
           2 * (4 * 128 + 3 * 4 * 64 * 128 + 3 * 96 * 128)),
      128, 4, 1, 64, 256, 1000, 3, 0, 4, 64, CKPT_QUANT_NONE, 1},
+    /* plamo3: F32; embed_tokens / lm_head [1008, 128] (untied), model.norm; 3 layers under
+     * model.layers.layers. of four norms [128], q_norm / k_norm [32], qkv_proj [384, 128]
+     * ((8 + 2 * 2) * 32 rows), o_proj [128, 256], gate_up_proj [384, 128], down_proj [128, 192] */
+    {"plamo3", 33,
+     4 * (2 * 1008 * 128 + 128 +
+          3 * (4 * 128 + 2 * 32 + 384 * 128 + 128 * 256 + 384 * 128 + 128 * 192)),
+     128, 8, 2, 32, 192, 1008, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -351,3 +351,36 @@ grep -q "moe.gate.weight_scale\|inter_norm.weight_scale\|lm_head.weight_scale" "
 refused_edit step3_text '/"moe_layers_enum"/d' "moe_layers_enum"
 refused_edit step3_text 's/"num_attention_groups": 1/"num_attention_groups": 2/' \
 	"num_attention_groups"
+
+# PLaMo 3 (Plamo3ForCausalLM): TP 4 rank 1 int8 under model.layers.layers.: the checkpoint's
+# fused qkv_proj cut to q heads 2, 3 and kv head 0 (replicated on ranks 0, 1) ((2 + 2) x 32
+# rows), o_proj's 64 columns, gate_up_proj's [gate_r; up_r] (2 x 48 rows), down_proj's 48
+# columns; q_norm / k_norm [32], the four norms a layer, embed_tokens and lm_head unquantized;
+# TP 8 planned; hidden_activation gelu, attention_bias true, rope_scaling_factor 2, a
+# sliding_window_pattern of 0, an interleaved_sliding_window other than the pattern's and a
+# vocab_size not a multiple of 16 refused, naming the key
+"$CTL" plan --model-dir "$T/plamo3" --tp-size 4 --tp-rank 1 --quant int8-channel --rank-only \
+	>"$T/plan" || fail "plan plamo3"
+plan_has plamo3 "model.layers.layers.1.mixer.qkv_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.layers.1.mixer.o_proj.weight *I8 *\[128, 64\]" \
+	"model.layers.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.layers.layers.1.mixer.q_norm.weight *F32 *\[32\]" \
+	"model.layers.layers.1.mixer.k_norm.weight *F32 *\[32\]" \
+	"model.layers.layers.1.post_mixer_norm.weight *F32 *\[128\]" \
+	"model.layers.layers.1.post_mlp_norm.weight *F32 *\[128\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "norm.weight_scale\|lm_head.weight_scale" "$T/plan" &&
+	fail "plamo3: a quantized norm or lm_head: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/plamo3" --tp-size 8 --rank-only >"$T/plan" 2>&1 ||
+	fail "plamo3: tp 8 over 2 kv heads: $(cat "$T/plan")"
+refused_edit plamo3 's/"hidden_activation": "swiglu"/"hidden_activation": "gelu"/' \
+	"hidden_activation"
+refused_edit plamo3 's/"attention_bias": false/"attention_bias": true/' "attention_bias is true"
+refused_edit plamo3 's/"rope_scaling_factor": 1.0/"rope_scaling_factor": 2.0/' \
+	"rope_scaling_factor 2"
+refused_edit plamo3 's/"sliding_window_pattern": 2/"sliding_window_pattern": 0/' \
+	"sliding_window_pattern"
+refused_edit plamo3 's/"sliding_window_pattern": 2/"sliding_window_pattern": 3/' \
+	"interleaved_sliding_window"
+refused_edit plamo3 's/"vocab_size": 1008/"vocab_size": 1000/' "vocab_size 1000"

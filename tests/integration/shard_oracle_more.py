@@ -45,6 +45,8 @@ None) and expected() cuts the rest as Qwen2's (q/k/v and their biases fused by h
 
 OuroForCausalLM (vLLM's ouro.py): Qwen2's cut without biases, the early-exit gate's weight by
 columns: shard_oracle_ouro.py.
+Plamo3ForCausalLM (vLLM's plamo3.py): q/k/v and gate/up fused in the checkpoint under
+model.layers.layers.{i}.mixer / .mlp, the rank's heads and rows: shard_oracle_plamo3.py.
 
 Step3TextForCausalLM (vLLM's step3_text.py): q/k/v joined whole into the replicated qkv_proj, wq
 by rows (heads), o_proj by columns, its own gate_up merges (OWN_FUSED); the stacked experts read
@@ -66,6 +68,7 @@ from shard_oracle_internlm2 import internlm2
 from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_minicpm import minicpm, minicpm_cfg
 from shard_oracle_ouro import ouro
+from shard_oracle_plamo3 import plamo3
 from shard_oracle_qwen import qwen
 from shard_oracle_step3 import step3, step3_cfg, step3_src
 from shard_oracle_telechat2 import telechat2, telechat2_cfg
@@ -80,7 +83,7 @@ ORACLES["TeleChatForCausalLM"] = telechat2
 # the oracles that lay out their fused q/k/v and gate/up themselves: expected()'s fused pass (by
 # .query / .gate_proj names) skips them
 OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", "AfmoeForCausalLM",
-             "DeciLMForCausalLM", "Step3TextForCausalLM"}
+             "DeciLMForCausalLM", "Step3TextForCausalLM", "Plamo3ForCausalLM"}
 ORACLES["AfmoeForCausalLM"] = afmoe
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
@@ -88,6 +91,7 @@ ORACLES["BailingMoeForCausalLM"] = ORACLES["BailingMoeV2ForCausalLM"] = bailing
 ORACLES["OuroForCausalLM"] = ouro  # the early-exit gate by columns
 ORACLES["DeciLMForCausalLM"] = decilm  # per-layer kv heads and widths
 ORACLES["Step3TextForCausalLM"] = step3  # qkv_proj whole on every rank; experts: COMMON
+ORACLES["Plamo3ForCausalLM"] = plamo3  # its fused q/k/v and gate/up laid out itself
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
