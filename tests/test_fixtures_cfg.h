@@ -411,6 +411,7 @@ static const struct {
     {"deepseek_moe", check_deepseek_moe},
     {"telechat", check_telechat},
     {"ouro", check_ouro},
+    {"pangu_dense", check_pangu_dense},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},
