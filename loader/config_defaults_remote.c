@@ -485,6 +485,23 @@ static const class_default plamo3_defaults[] = {
     {"rope_theta", true, 1000000.0},
 };
 
+/* PanguEmbeddedConfig's (remote configuration_openpangu_dense.py, as the transformers port of
+ * it in public sources gives its signature; openPangu-Embedded-7B's dims): vocab_size 153376,
+ * hidden_size 4096, intermediate_size 12800, 34 layers, 32 heads, 8 kv heads,
+ * max_position_embeddings 32768, rms_norm_eps 1e-5, rope_theta 1.6e7; untied. bias true and
+ * hidden_act silu are config_internlm3.c's (config_pangu_dense_switches). */
+static const class_default pangu_dense_defaults[] = {
+    {"vocab_size", false, 153376},
+    {"hidden_size", false, 4096},
+    {"intermediate_size", false, 12800},
+    {"num_hidden_layers", false, 34},
+    {"num_attention_heads", false, 32},
+    {"num_key_value_heads", false, 8},
+    {"max_position_embeddings", false, 32768},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 16000000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -532,6 +549,7 @@ static const struct {
     CLASS("jais2", jais2_defaults), /* Jais2ForCausalLM (config_jais2.c) */
     CLASS("step3_text", step3_text_defaults), /* Step3TextForCausalLM (config_step3.c) */
     CLASS("plamo3", plamo3_defaults), /* Plamo3ForCausalLM (config_plamo3.c) */
+    CLASS("PanguEmbedded", pangu_dense_defaults), /* openPangu-Embedded (config_pangu.c) */
     /* clang-format on */
 };
 

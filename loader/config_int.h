@@ -216,6 +216,12 @@ int config_internlm_keys(json_t *v, wt_errbuf *err);
  * onto attention_out_bias and, unless qkv_bias is given, attention_bias; hidden_act other than
  * silu refused (config_internlm3.c). Aquila (model_type aquila) is read alike. */
 int config_xverse_keys(json_t *v, wt_errbuf *err);
+/* openPangu-Embedded (model_type PanguEmbedded): the MLA, sink, MoE, sandwich / mHC / block
+ * norm, sliding-window, is_causal false and interleaved M-RoPE variants of vLLM's openpangu.py
+ * refused naming the key (config_pangu.c), then InternLM's switches (`attention_bias or bias`,
+ * bias defaulting to true; hidden_act silu only: config_pangu_dense_switches). */
+int config_pangu_dense_keys(json_t *v, wt_errbuf *err);
+int config_pangu_dense_switches(json_t *v, wt_errbuf *err);
 /* DeciLM (model_type nemotron-nas): block_configs checked layer by layer, the bias switches and
  * hidden_act refused as config_decilm.c says; run after the class defaults. */
 int config_decilm_keys(json_t *v, wt_errbuf *err);

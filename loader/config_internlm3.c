@@ -9,7 +9,10 @@
  *     chat models, the remote XverseConfig, configuration_xverse.py: none of the bias keys, so
  *     Llama's switches all read false unless a config.json gives one; hidden_act silu);
  *   - Aquila (model_type aquila, AquilaForCausalLM / AquilaModel: BAAI/Aquila-7B, Aquila2-7B /
- *     -34B and their chat models, the remote AquilaConfig: read as Xverse's).
+ *     -34B and their chat models, the remote AquilaConfig: read as Xverse's);
+ *   - openPangu-Embedded (model_type PanguEmbedded: vLLM's openpangu.py reads the same switches;
+ *     PanguEmbeddedConfig's bias defaults to true, as InternLMConfig's; config_pangu.c refuses
+ *     its other variants first).
  *
  * vLLM's LlamaDecoderLayer takes the attention biases from `attention_bias or bias` (o_proj's
  * and q/k/v's alike) and then q/k/v's from qkv_bias when the config has that attribute, which
@@ -112,4 +115,10 @@ int config_xverse_keys(json_t *v, wt_errbuf *err)
 {
 	int rv = silu_only(v, err);
 	return rv != WT_OK ? rv : bias_switches(v, false, false, err);
+}
+
+int config_pangu_dense_switches(json_t *v, wt_errbuf *err)
+{
+	int rv = silu_only(v, err);
+	return rv != WT_OK ? rv : bias_switches(v, true, false, err);
 }

@@ -369,6 +369,9 @@ static const struct family_row families[] = {
     {"xverse", REF_DENSE, false, 0, FAM_ACT},
     /* AquilaForCausalLM / AquilaModel (remote code; vLLM's llama.py): Xverse's reading */
     {"aquila", REF_DENSE, false, 0, FAM_ACT},
+    /* PanguEmbeddedForCausalLM (remote code; vLLM's openpangu.py, its dense Llama-like decoder):
+     * InternLM's reading, q/k/v and o_proj biases in the releases (bias true) */
+    {"pangu_dense", REF_DENSE, false, 0, FAM_ACT},
     /* OuroForCausalLM (remote code; vLLM's ouro.py): Qwen2's decoder without biases, Gemma 2's
      * sandwich norms under its own names, the layers looped total_ut_steps times (ouro.c) */
     {"ouro", REF_DENSE, false, 0, FAM_OURO},

@@ -452,3 +452,24 @@ const sm_family shardmap_family_solar = {
     .attn_bias_key = "bias",
     .out_bias_key = "bias",
 };
+
+/* openPangu-Embedded (PanguEmbeddedForCausalLM, remote code: FreedomIntelligence / Huawei's
+ * openPangu-Embedded-1B and -7B, -7B-V1.1), cut as vLLM's openpangu.py loads it for a config
+ * without MLA, sink-attention or MoE keys (the loader refuses those, loader/config_pangu.c):
+ * OpenPanguEmbeddedAttention is Llama's QKVParallelLinear / RowParallelLinear under Llama's
+ * names with the switches of vLLM's LlamaDecoderLayer (`attention_bias or bias` for o_proj's and
+ * q/k/v's bias, qkv_bias for q/k/v's when given, mlp_bias the MLP's), OpenPanguMLP Llama's
+ * gate_up_proj / down_proj, three RMSNorms: Seed-OSS's table under Xverse's reading.
+ * PanguEmbeddedConfig's bias defaults to true, so the releases carry q/k/v and o_proj biases
+ * (q/k/v's fused by heads as the weights, o_proj's whole); untied by default. */
+static const char *const pangu_dense_archs[] = {"PanguEmbeddedForCausalLM", NULL};
+
+const sm_family shardmap_family_pangu_dense = {
+    .name = "pangu_dense",
+    .archs = pangu_dense_archs,
+    .rules = seed_oss_rules,
+    .n_rules = SM_NRULES(seed_oss_rules),
+    .layer_prefix = "model.layers.",
+    .attn_bias_key = "bias",
+    .out_bias_key = "bias",
+};

@@ -162,6 +162,7 @@ static const sm_family *const families[] = {
     &shardmap_family_plamo3,
     &shardmap_family_nemotron_nas,
     &shardmap_family_step3_text,
+    &shardmap_family_pangu_dense,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -412,6 +412,7 @@ static const struct {
     {"telechat", check_telechat},
     {"ouro", check_ouro},
     {"plamo3", check_plamo3},
+    {"pangu_dense", check_pangu_dense},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -447,4 +447,14 @@ static void check_plamo3(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "Plamo3ForCausalLM") == 0);
 }
 
+/* openPangu-Embedded: bias true read as q/k/v and o_proj biases, GQA 8 / 2, head_dim 16 (hid /
+ * H), untied */
+static void check_pangu_dense(const ckpt_config *cfg)
+{
+	assert_true(cfg->attention_bias && cfg->attention_out_bias && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 2 && cfg->intermediate_size == 192 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "PanguEmbedded") == 0 &&
+	            strcmp(cfg->architecture, "PanguEmbeddedForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

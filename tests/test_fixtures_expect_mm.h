@@ -686,6 +686,13 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1008 * 128 + 128 +
           3 * (4 * 128 + 2 * 32 + 384 * 128 + 128 * 256 + 384 * 128 + 128 * 192)),
      128, 8, 2, 32, 192, 1008, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* pangu_dense: F32; embed_tokens / lm_head [1000, 128] (untied), norm, 2 layers of input /
+     * post_attention_layernorm, q_proj / o_proj [128, 128] with biases [128], k_proj / v_proj
+     * [32, 128] with biases [32], gate_proj / up_proj [192, 128], down_proj [128, 192] */
+    {"pangu_dense", 29,
+     4 * (2 * 1000 * 128 + 128 +
+          2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 2 * 128 + 2 * 32 + 3 * 192 * 128)),
+     128, 8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -384,3 +384,26 @@ refused_edit plamo3 's/"sliding_window_pattern": 2/"sliding_window_pattern": 0/'
 refused_edit plamo3 's/"sliding_window_pattern": 2/"sliding_window_pattern": 3/' \
 	"interleaved_sliding_window"
 refused_edit plamo3 's/"vocab_size": 1008/"vocab_size": 1000/' "vocab_size 1000"
+
+# openPangu-Embedded (PanguEmbeddedForCausalLM): vLLM's openpangu.py dense cut (GQA 8 / 2; TP 4:
+# 2 q heads, the rank's kv head replicated), q/k/v biases fused by heads as the weights and
+# o_proj's bias whole, both unquantized; untied lm_head by vocabulary rows unquantized; bias false
+# without dropping the biases, a hidden_act other than silu and the MLA / sandwich variants of
+# openpangu.py refused, naming the key
+"$CTL" plan --model-dir "$T/pangu_dense" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan pangu_dense"
+plan_has pangu_dense "model.layers.1.self_attn.qkv_proj.weight *I8 *\[64, 128\]" \
+	"model.layers.1.self_attn.qkv_proj.bias *F32 *\[64\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.self_attn.o_proj.bias *F32 *\[128\]" \
+	"model.layers.1.mlp.gate_up_proj.weight *I8 *\[96, 128\]" \
+	"model.layers.1.mlp.down_proj.weight *I8 *\[128, 48\]" \
+	"model.embed_tokens.weight *F32 *\[256, 128\]" "lm_head.weight *F32 *\[256, 128\]"
+grep -q "bias_scale\|lm_head.weight_scale" "$T/plan" &&
+	fail "pangu_dense: a quantized bias or lm_head: $(cat "$T/plan")"
+refused_edit pangu_dense 's/"bias": true/"bias": false/' "bias"
+refused_edit pangu_dense 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
+refused_edit pangu_dense 's/"bias": true/"bias": true, "sandwich_norm": true/' "sandwich_norm"
+refused_edit pangu_dense \
+	's/"bias": true/"bias": true, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 16, "kv_lora_rank": 32/' \
+	"kv_lora_rank"
