@@ -49,8 +49,11 @@ TESTLIBS := -lcmocka
 # The daemon's own libraries (never linked into libweights).
 DLIBS    := -lmicrohttpd
 
+# The AddressSanitizer/UBSan build compiles at -O1 (after -O2 in CFLAGS_ALL, so it wins): a
+# third less compile time than -O2 (measured on a 1-in-25 sample of the sources: 11.4 against
+# 18.0 CPU-s), the same test run time (eight of the heaviest tests: 51.3 against 50.6 CPU-s).
 ifneq ($(SAN),)
-SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 
 # ---- CUDA: built whenever nvcc exists, exercised only where a GPU exists ----

@@ -84,7 +84,7 @@ static int unpack(const ref_cfg *c, const ref_tensor *t, const char *pre, ref_se
 		memcpy(kv + (size_t)g * rb, src + (size_t)n * rb, rb);
 		memcpy(kv + (size_t)(KV + g) * rb, src + (size_t)(n + 1) * rb, rb);
 	}
-	char name[512];
+	char name[544]; /* pre is at most 511 bytes (its callers' buffers) */
 	int64_t shq[2] = {H * d, t->shape[1]}, shk[2] = {KV * d, t->shape[1]};
 	snprintf(name, sizeof(name), "%sq_proj.weight", pre);
 	int rv = ref_set_add(out, name, t->dtype, 2, shq, q, (uint64_t)H * rb, err);

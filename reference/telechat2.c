@@ -58,7 +58,7 @@ static int split_kv(const ref_cfg *c, const ref_tensor *t, const char *pre, ref_
 		memcpy(kv + (size_t)g * rb, t->data + (size_t)(2 * g) * rb, rb);
 		memcpy(kv + (size_t)(KV + g) * rb, t->data + (size_t)(2 * g + 1) * rb, rb);
 	}
-	char name[512];
+	char name[544]; /* pre is at most 511 bytes (its callers' buffers) */
 	int64_t sh[2] = {KV * d, t->shape[1]};
 	snprintf(name, sizeof(name), "%sk_proj.weight", pre);
 	int rv = ref_set_add(out, name, t->dtype, 2, sh, kv, (uint64_t)KV * rb, err);

@@ -219,7 +219,7 @@ static void test_index_size(void **state)
 	fx *f = *state;
 	tc_reopen(f);
 	wt_errbuf err;
-	char id[8];
+	char id[16];
 	uint64_t want = 0;
 	for (int i = 0; i < 8; i++) {
 		snprintf(id, sizeof(id), "S%d", i);
@@ -270,7 +270,7 @@ static void test_lru_clock(void **state)
 	cache_put_u64le(v, UINT64_MAX);
 	raw_write(f->dir, CACHE_CF_META, "uOLD", 4, v, 8);
 	tc_reopen(f);
-	char id[8];
+	char id[16];
 	for (int i = 0; i < 4; i++) {
 		snprintf(id, sizeof(id), "N%d", i);
 		assert_int_equal(tc_put_shard(f->c, id, 4, 300 + 10 * (uint64_t)i, &err), WT_OK);

@@ -598,7 +598,7 @@ static void test_register_swapped(void **state)
 	assert_int_equal(tw_start(e), WT_OK);
 	nng_socket s = tw_dial(e->url);
 	for (int step = 1; step <= 2; step++) {
-		char rel[32], name[8], uri[700], got[65];
+		char rel[32], name[16], uri[700], got[65];
 		snprintf(rel, sizeof(rel), "roots/m%d", step);
 		snprintf(name, sizeof(name), "m%d", step);
 		char *dir = tu_path(e->dir, rel);

@@ -361,7 +361,7 @@ static void test_long_utf8_uri(void **state)
 	assert_int_equal(tw_start(e), WT_OK);
 	nng_socket s = tw_dial(e->url);
 	for (int align = 0; align < 2; align++) {
-		char rel[1400] = "", uri[1500], name[8];
+		char rel[1400] = "", uri[1500], name[16];
 		size_t at = (size_t)snprintf(rel, sizeof(rel), "u%d%s", align, align ? "a" : "");
 		for (int c = 0; c < 5; c++) { /* 5 folders of 120 x "é" (240 bytes each) */
 			rel[at++] = '/';
