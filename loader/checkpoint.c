@@ -4,6 +4,10 @@
  * Accepted layouts (keys at the store root):
  *   config.json + model.safetensors                      (single file; wins if present)
  *   config.json + model.safetensors.index.json + shards  (weight_map: tensor -> file)
+ * and, without config.json, Mistral's native format (config_mistral.c, loader_mistral.h):
+ *   params.json + consolidated.safetensors               (single file; wins if present)
+ *   params.json + consolidated.safetensors.index.json + shards
+ * whose Meta names are renamed to transformers' once the index and the headers agree.
  *
  * Every referenced safetensors header is read and validated at open; the
  * index must agree exactly with the files' headers. Every object is read
@@ -18,15 +22,21 @@
 
 #include "common/common.h"
 #include "loader/ckpt_int.h"
+#include "loader/loader_mistral.h"
 
 #define KEY_CONFIG "config.json"
 #define KEY_SINGLE "model.safetensors"
 #define KEY_INDEX  "model.safetensors.index.json"
 
 struct ckpt {
-	store *s;          /* borrowed */
-	ckpt_config cfg;   /* owned */
-	char *config_json; /* owned, NUL-terminated */
+	store *s; /* borrowed */
+	/* the format's keys: config.json or params.json, model.* or consolidated.* */
+	const char *key_config, *key_single, *key_index;
+	ckpt_mistral_dims md; /* Mistral's native format: params.json's dims */
+	int64_t *rope;        /* per tensor (name order): ckpt_rope_heads; owned; NULL unless
+	                         Mistral's native format */
+	ckpt_config cfg;      /* owned */
+	char *config_json;    /* owned, NUL-terminated */
 	size_t config_len;
 	char revision[65];        /* hex SHA-256 */
 	char **objects;           /* safetensors keys, sorted; owned */
@@ -49,9 +59,10 @@ struct ckpt {
 
 /* A tensor found in a file header, before it is placed. */
 typedef struct found {
-	const char *name; /* borrowed from files[file] */
+	const char *name; /* borrowed from files[file] (or the renames) */
 	size_t file;
 	const st_tensor *t;
+	int64_t rope; /* ckpt_rope_heads */
 } found;
 
 /* An index entry. */
@@ -94,6 +105,7 @@ void ckpt_close(ckpt *c)
 		free(c->names[i]);
 	free(c->names);
 	free(c->tensors);
+	free(c->rope);
 	free(c);
 }
 
@@ -111,7 +123,7 @@ static int parse_index(ckpt *c, json_t **rootp, entry **out, size_t *n_out, wt_e
 {
 	char *text;
 	size_t len;
-	int rv = store_read_all(c->s, KEY_INDEX, CKPT_MAX_JSON_BYTES, &text, &len, err);
+	int rv = store_read_all(c->s, c->key_index, CKPT_MAX_JSON_BYTES, &text, &len, err);
 	if (rv != WT_OK)
 		return rv;
 	c->index_bytes = len;
@@ -122,18 +134,20 @@ static int parse_index(ckpt *c, json_t **rootp, entry **out, size_t *n_out, wt_e
 	if (root == NULL)
 		return wt_seterr(
 		    err, json_error_code(&je) == json_error_duplicate_key ? WT_EDUP : WT_ECORRUPT,
-		    KEY_INDEX ": not valid JSON: %s at line %d column %d", je.text, je.line,
+		    "%s: not valid JSON: %s at line %d column %d", c->key_index, je.text, je.line,
 		    je.column);
 	*rootp = root;
 	json_t *wm = json_object_get(root, "weight_map");
 	if (!json_is_object(root) || !json_is_object(wm))
-		return wt_seterr(err, WT_ECORRUPT, KEY_INDEX ": needs a \"weight_map\" object");
+		return wt_seterr(err, WT_ECORRUPT, "%s: needs a \"weight_map\" object",
+		                 c->key_index);
 	size_t n = json_object_size(wm);
 	entry *e = calloc(n ? n : 1, sizeof(*e));
 	c->objects = calloc(n ? n : 1, sizeof(*c->objects));
 	if (e == NULL || c->objects == NULL) {
 		free(e);
-		return wt_seterr(err, WT_ENOMEM, KEY_INDEX ": out of memory for %zu entries", n);
+		return wt_seterr(err, WT_ENOMEM, "%s: out of memory for %zu entries", c->key_index,
+		                 n);
 	}
 	size_t k = 0;
 	const char *name;
@@ -143,7 +157,7 @@ static int parse_index(ckpt *c, json_t **rootp, entry **out, size_t *n_out, wt_e
 		if (!json_is_string(v)) {
 			free(e);
 			return wt_seterr(err, WT_ECORRUPT,
-			                 KEY_INDEX ": tensor '%s': file name is not a string",
+			                 "%s: tensor '%s': file name is not a string", c->key_index,
 			                 name);
 		}
 		e[k].name = name;
@@ -155,7 +169,7 @@ static int parse_index(ckpt *c, json_t **rootp, entry **out, size_t *n_out, wt_e
 	const char **files = malloc((n ? n : 1) * sizeof(*files));
 	if (files == NULL) {
 		free(e);
-		return wt_seterr(err, WT_ENOMEM, KEY_INDEX ": out of memory");
+		return wt_seterr(err, WT_ENOMEM, "%s: out of memory", c->key_index);
 	}
 	for (size_t i = 0; i < n; i++)
 		files[i] = e[i].file;
@@ -166,7 +180,7 @@ static int parse_index(ckpt *c, json_t **rootp, entry **out, size_t *n_out, wt_e
 		if ((c->objects[c->n_objects] = strdup(files[i])) == NULL) {
 			free(files);
 			free(e);
-			return wt_seterr(err, WT_ENOMEM, KEY_INDEX ": out of memory");
+			return wt_seterr(err, WT_ENOMEM, "%s: out of memory", c->key_index);
 		}
 		c->n_objects++;
 	}
@@ -201,9 +215,10 @@ static int read_headers(ckpt *c, st_file *files, found **out, size_t *n_out, con
 			rv = st_read_pinned(c->pins[i], &files[i], err);
 		if (rv == WT_ENOTFOUND && e != NULL)
 			return wt_seterr(err, WT_ENOTFOUND,
-			                 KEY_INDEX ": tensor '%s' maps to '%s', which does not "
-			                           "exist; restore the file or fix the index",
-			                 first_tensor_of(e, n_e, c->objects[i]), c->objects[i]);
+			                 "%s: tensor '%s' maps to '%s', which does not "
+			                 "exist; restore the file or fix the index",
+			                 c->key_index, first_tensor_of(e, n_e, c->objects[i]),
+			                 c->objects[i]);
 		if (rv != WT_OK)
 			return rv;
 		c->heads[i] = files[i].data_off;
@@ -242,19 +257,19 @@ static int check_index(const ckpt *c, const entry *e, size_t n_e, const found *f
 		int cmp = i == n_e ? 1 : j == n_f ? -1 : strcmp(e[i].name, f[j].name);
 		if (cmp < 0)
 			return wt_seterr(err, WT_ENOTFOUND,
-			                 KEY_INDEX ": tensor '%s' maps to '%s' but no file has it; "
-			                           "fix the index or the shards",
-			                 e[i].name, e[i].file);
+			                 "%s: tensor '%s' maps to '%s' but no file has it; "
+			                 "fix the index or the shards",
+			                 c->key_index, e[i].name, e[i].file);
 		if (cmp > 0)
-			return wt_seterr(err, WT_ECORRUPT,
-			                 "tensor '%s' is in '%s' but not in " KEY_INDEX
-			                 "; add it to weight_map",
-			                 f[j].name, c->objects[f[j].file]);
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "tensor '%s' is in '%s' but not in %s; add it to weight_map", f[j].name,
+			    c->objects[f[j].file], c->key_index);
 		if (strcmp(e[i].file, c->objects[f[j].file]) != 0)
 			return wt_seterr(err, WT_ENOTFOUND,
-			                 KEY_INDEX ": tensor '%s' maps to '%s' but is not in it "
-			                           "(found in '%s')",
-			                 e[i].name, e[i].file, c->objects[f[j].file]);
+			                 "%s: tensor '%s' maps to '%s' but is not in it "
+			                 "(found in '%s')",
+			                 c->key_index, e[i].name, e[i].file, c->objects[f[j].file]);
 		i++;
 		j++;
 	}
@@ -265,7 +280,10 @@ static int build_table(ckpt *c, const found *f, size_t n, wt_errbuf *err)
 {
 	c->names = calloc(n ? n : 1, sizeof(*c->names));
 	c->tensors = calloc(n ? n : 1, sizeof(*c->tensors));
-	if (c->names == NULL || c->tensors == NULL)
+	bool native = ckpt_mistral_native(c);
+	if (native)
+		c->rope = calloc(n ? n : 1, sizeof(*c->rope));
+	if (c->names == NULL || c->tensors == NULL || (native && c->rope == NULL))
 		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu tensors", n);
 	c->n_tensors = n;
 	for (size_t i = 0; i < n; i++) {
@@ -280,6 +298,8 @@ static int build_table(ckpt *c, const found *f, size_t n, wt_errbuf *err)
 		memcpy(t->shape, f[i].t->shape, sizeof(t->shape));
 		t->off = f[i].t->off;
 		t->nbytes = f[i].t->nbytes;
+		if (c->rope != NULL)
+			c->rope[i] = f[i].rope;
 		if (!wt_add_u64(c->total_bytes, t->nbytes, &c->total_bytes))
 			return wt_seterr(err, WT_EOVERFLOW, "total tensor bytes overflow");
 	}
@@ -293,9 +313,9 @@ static int compute_revision(ckpt *c, bool indexed, wt_errbuf *err)
 	ckpt_rev_obj *o = calloc(n, sizeof(*o));
 	if (o == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
-	o[0] = (ckpt_rev_obj){KEY_CONFIG, c->config_bytes, c->config_digest};
+	o[0] = (ckpt_rev_obj){c->key_config, c->config_bytes, c->config_digest};
 	if (indexed)
-		o[1] = (ckpt_rev_obj){KEY_INDEX, c->index_bytes, c->index_digest};
+		o[1] = (ckpt_rev_obj){c->key_index, c->index_bytes, c->index_digest};
 	wt_hash128 *dig = calloc(c->n_objects ? c->n_objects : 1, sizeof(*dig));
 	if (dig == NULL) {
 		free(o);
@@ -325,11 +345,11 @@ static int compute_revision(ckpt *c, bool indexed, wt_errbuf *err)
 
 static int open_objects(ckpt *c, bool *indexed, wt_errbuf *err)
 {
-	int rv = exists(c->s, KEY_SINGLE, err);
+	int rv = exists(c->s, c->key_single, err);
 	if (rv == WT_OK) {
 		*indexed = false;
 		c->objects = calloc(1, sizeof(*c->objects));
-		if (c->objects == NULL || (c->objects[0] = strdup(KEY_SINGLE)) == NULL)
+		if (c->objects == NULL || (c->objects[0] = strdup(c->key_single)) == NULL)
 			return wt_seterr(err, WT_ENOMEM, "out of memory");
 		c->n_objects = 1;
 		return WT_OK;
@@ -343,7 +363,7 @@ static int open_objects(ckpt *c, bool *indexed, wt_errbuf *err)
 	if (err != NULL)
 		first = *err;
 	int rv0 = rv;
-	rv = exists(c->s, KEY_INDEX, err);
+	rv = exists(c->s, c->key_index, err);
 	if (rv == WT_ENOTFOUND && rv0 == WT_EPERM) { /* the single file is forbidden */
 		if (err != NULL)
 			*err = first;
@@ -351,22 +371,108 @@ static int open_objects(ckpt *c, bool *indexed, wt_errbuf *err)
 	}
 	if (rv == WT_ENOTFOUND)
 		return wt_seterr(err, WT_ENOTFOUND,
-		                 "neither " KEY_SINGLE " nor " KEY_INDEX
-		                 " found; is this a Hugging Face safetensors model folder?");
+		                 "neither %s nor %s found; is this a Hugging Face safetensors "
+		                 "model folder?",
+		                 c->key_single, c->key_index);
 	*indexed = true;
 	return rv;
 }
 
-static int load(ckpt *c, wt_errbuf *err)
+/* Mistral's native format: params.json read (its bytes are the revision's), the config.json
+ * text made from it. WT_ENOTFOUND when there is no params.json either. */
+static int read_params(ckpt *c, wt_errbuf *err)
 {
+	char *text;
+	size_t len;
+	int rv = store_read_all(c->s, CKPT_MISTRAL_PARAMS, CKPT_MAX_JSON_BYTES, &text, &len, err);
+	if (rv != WT_OK)
+		return rv;
+	c->key_config = CKPT_MISTRAL_PARAMS;
+	c->key_single = CKPT_MISTRAL_SINGLE;
+	c->key_index = CKPT_MISTRAL_INDEX;
+	c->config_bytes = len;
+	c->config_digest = common_hash128(text, len);
+	rv = ckpt_mistral_config(text, len, &c->config_json, &c->config_len, &c->md, err);
+	free(text);
+	return rv;
+}
+
+/* config.json, else params.json (config.json wins when both are there, as vLLM's `auto`
+ * config format picks). */
+static int read_config(ckpt *c, wt_errbuf *err)
+{
+	c->key_config = KEY_CONFIG;
+	c->key_single = KEY_SINGLE;
+	c->key_index = KEY_INDEX;
 	int rv = store_read_all(c->s, KEY_CONFIG, CKPT_MAX_JSON_BYTES, &c->config_json,
 	                        &c->config_len, err);
+	if (rv == WT_ENOTFOUND) {
+		wt_errbuf first = {0};
+		if (err != NULL)
+			first = *err;
+		rv = read_params(c, err);
+		if (rv == WT_ENOTFOUND && !ckpt_mistral_native(c) && err != NULL)
+			*err = first; /* neither: config.json's message */
+		return rv;
+	}
 	if (rv != WT_OK)
 		return rv;
 	c->config_bytes = c->config_len;
 	c->config_digest = common_hash128(c->config_json, c->config_len);
-	if ((rv = ckpt_config_parse(c->config_json, c->config_len, &c->cfg, err)) != WT_OK)
+	return WT_OK;
+}
+
+/* Mistral's native format: the Meta names of f renamed to transformers' (names owned by
+ * *own, n of them), f re-sorted; an unknown name or two tensors of one name refused. */
+static int rename_mistral(const ckpt *c, found *f, size_t n, char ***own, wt_errbuf *err)
+{
+	char **nm = calloc(n ? n : 1, sizeof(*nm));
+	*own = nm;
+	if (nm == NULL)
+		return wt_seterr(err, WT_ENOMEM, "out of memory for %zu names", n);
+	for (size_t i = 0; i < n; i++) {
+		char buf[256];
+		int rv = ckpt_mistral_name(&c->md, f[i].name, buf, sizeof(buf), &f[i].rope, err);
+		if (rv != WT_OK)
+			return rv;
+		/* the permute needs whole heads of head_dim rows */
+		const st_tensor *t = f[i].t;
+		if (f[i].rope > 0 && (t->ndim != 2 || t->shape[0] != f[i].rope * c->md.head_dim))
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "tensor '%s': %d-D with %lld rows; params.json gives %lld "
+			                 "heads of head_dim %lld ([%lld, dim])",
+			                 f[i].name, t->ndim, (long long)(t->ndim ? t->shape[0] : 0),
+			                 (long long)f[i].rope, (long long)c->md.head_dim,
+			                 (long long)(f[i].rope * c->md.head_dim));
+		if ((nm[i] = strdup(buf)) == NULL)
+			return wt_seterr(err, WT_ENOMEM, "out of memory");
+		f[i].name = nm[i];
+	}
+	qsort(f, n, sizeof(*f), found_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(f[i].name, f[i - 1].name) == 0)
+			return wt_seterr(err, WT_EDUP,
+			                 "two tensors are '%s'; a tensor must be stored once",
+			                 f[i].name);
+	return WT_OK;
+}
+
+static void free_names(char **nm, size_t n)
+{
+	for (size_t i = 0; nm != NULL && i < n; i++)
+		free(nm[i]);
+	free(nm);
+}
+
+static int load(ckpt *c, wt_errbuf *err)
+{
+	int rv = read_config(c, err);
+	if (rv != WT_OK)
 		return rv;
+	if ((rv = ckpt_config_parse(c->config_json, c->config_len, &c->cfg, err)) != WT_OK)
+		return ckpt_mistral_native(c)
+		           ? wt_errprefix(err, "%s (as config.json)", c->key_config)
+		           : rv;
 	bool indexed = false;
 	if ((rv = open_objects(c, &indexed, err)) != WT_OK)
 		return rv;
@@ -386,8 +492,12 @@ static int load(ckpt *c, wt_errbuf *err)
 		rv = read_headers(c, files, &f, &n_f, e, n_e, err);
 	if (rv == WT_OK && indexed)
 		rv = check_index(c, e, n_e, f, n_f, err);
+	char **renamed = NULL;
+	if (rv == WT_OK && ckpt_mistral_native(c))
+		rv = rename_mistral(c, f, n_f, &renamed, err);
 	if (rv == WT_OK)
 		rv = build_table(c, f, n_f, err);
+	free_names(renamed, n_f);
 	free(f);
 	for (size_t i = 0; files != NULL && i < c->n_objects; i++)
 		st_file_free(&files[i]);
@@ -538,4 +648,14 @@ int ckpt_check(const ckpt *c, wt_errbuf *err)
 			return wt_errprefix(err, "model '%s'", store_uri(c->s));
 	}
 	return WT_OK;
+}
+
+bool ckpt_mistral_native(const ckpt *c)
+{
+	return c->key_config != NULL && strcmp(c->key_config, CKPT_MISTRAL_PARAMS) == 0;
+}
+
+int64_t ckpt_rope_heads(const ckpt *c, size_t i)
+{
+	return c->rope != NULL && i < c->n_tensors ? c->rope[i] : 0;
 }

@@ -40,4 +40,28 @@ int ckpt_objects_digest(const ckpt_digest_in *in, wt_hash128 *out, wt_errbuf *er
 /* Sort objs by key and write the hex SHA-256 revision digest (64 chars + NUL). */
 int ckpt_revision_compute(ckpt_rev_obj *objs, size_t n, char out[65], wt_errbuf *err);
 
+/* ---- Mistral's native format (config_mistral.c; loader_mistral.h) ---- */
+#define CKPT_MISTRAL_PARAMS "params.json"
+#define CKPT_MISTRAL_SINGLE "consolidated.safetensors"
+#define CKPT_MISTRAL_INDEX  "consolidated.safetensors.index.json"
+
+/* What the names and the wq / wk permute need of params.json. */
+typedef struct ckpt_mistral_dims {
+	int64_t layers, heads, kv_heads, head_dim;
+} ckpt_mistral_dims;
+
+/* params.json text (len bytes) -> the config.json text of the same model in transformers'
+ * format (MistralForCausalLM; *json owned by the caller, NUL-terminated, *json_len bytes)
+ * and *d. A key that is not a dense Mistral's (moe, vision_encoder, quantization, ...) or
+ * unknown is WT_EUNSUPPORTED naming it and the fix; a value of the wrong type or out of
+ * range WT_ECORRUPT naming it. */
+int ckpt_mistral_config(const char *params, size_t len, char **json, size_t *json_len,
+                        ckpt_mistral_dims *d, wt_errbuf *err);
+
+/* The transformers name of Meta name `name` into buf (cap bytes); *heads as ckpt_rope_heads
+ * gives it (n_heads for wq, n_kv_heads for wk, else 0). An unknown name, or a layer index
+ * not below n_layers, is WT_EUNSUPPORTED naming the tensor. */
+int ckpt_mistral_name(const ckpt_mistral_dims *d, const char *name, char *buf, size_t cap,
+                      int64_t *heads, wt_errbuf *err);
+
 #endif

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/kernels.h"
 #include "loader/config_int.h"
+#include "loader/loader_mistral.h"
 #include "reference/ckpt.h"
 #include "reference/decilm.h"
 #include "reference/step3.h"
@@ -484,6 +486,25 @@ static bool base_names(const ckpt *c)
 	return n > 4 && strcmp(f + n - 4, "_emb") == 0;
 }
 
+/* Mistral's native wq / wk (loader_mistral.h): *buf's rows de-interleaved per head into
+ * transformers' order (as the planner's SM_SRC_ROPE load); *buf replaced. */
+static int rope_rows(const ckpt_tensor *t, int64_t heads, void **buf, wt_errbuf *err)
+{
+	int64_t rows = t->ndim == 2 ? t->shape[0] : 0;
+	if (rows <= 0 || rows % (2 * heads) != 0)
+		return wt_seterr(err, WT_EINVAL,
+		                 "tensor '%s': rows are not %lld heads of RoPE pairs", t->name,
+		                 (long long)heads);
+	uint8_t *hf = malloc(t->nbytes ? t->nbytes : 1);
+	if (hf == NULL)
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory", t->name);
+	kern_deinterleave_rows(hf, *buf, heads, rows / heads / 2,
+	                       (size_t)(t->nbytes / (uint64_t)rows));
+	free(*buf);
+	*buf = hf;
+	return WT_OK;
+}
+
 /* Read every checkpoint tensor into ck under the names the family's rules use
  * (shardmap_canonical_name: a transformers 5.x checkpoint's names become the
  * 4.x ones), and the configuration into cfg (ref_cfg_from_ckpt). */
@@ -521,6 +542,8 @@ int ref_load_ckpt(const ckpt *c, ref_cfg *cfg, ref_set *ck, wt_errbuf *err)
 		}
 		if (rv == WT_OK)
 			rv = ckpt_read(c, t, 0, buf, t->nbytes, err);
+		if (rv == WT_OK && ckpt_rope_heads(c, i) > 0) /* Mistral's native wq / wk */
+			rv = rope_rows(t, ckpt_rope_heads(c, i), &buf, err);
 		if (rv == WT_OK && name == NULL)
 			rv = wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 		if (rv == WT_OK)

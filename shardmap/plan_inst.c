@@ -513,6 +513,11 @@ static int setup_group(sm_ctx *x, inst_info *in, wt_errbuf *err)
 			s->whole = true;
 			s->deint = kind == SM_K_EXP13I;
 		}
+		/* Mistral's native wq / wk: heads permuted on load (produce.c) */
+		if (s->mode == SM_SRC_RAW && ckpt_rope_heads(x->c, e->t) > 0) {
+			s->mode = SM_SRC_ROPE;
+			s->whole = true;
+		}
 		if ((x->fam->rules[e->rule].flags & SM_F_STACK2) && t->ndim == 2)
 			s->e2d = e->view.shape[0];
 		else if (trans && t->ndim == 2)

@@ -41,6 +41,9 @@ static int add_tensor(sm_plan *p, const ckpt *c, size_t k, wt_errbuf *err)
 		return wt_seterr(err, WT_ENOMEM, "plan: out of memory");
 	g->n_srcs = 1;
 	g->srcs[0] = (sm_src){.t = (uint32_t)k, .scale = UINT32_MAX, .mode = SM_SRC_RAW};
+	if (ckpt_rope_heads(c, k) > 0) /* Mistral's native wq / wk: under HF names, HF rows */
+		g->srcs[0] = (sm_src){
+		    .t = (uint32_t)k, .scale = UINT32_MAX, .mode = SM_SRC_ROPE, .whole = true};
 	int64_t rows = sm_trows(t), cols = sm_tcols(t);
 	sm_piece pc = {.src = 0, .cols = false, .start = 0, .len = rows, .out_rows = rows};
 	sm_out o = {0};

@@ -178,6 +178,25 @@ static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* Mistral's native wq / wk read whole into raw[s]: each head's rows de-interleaved into
+ * dq[s] (rows 2j, 2j+1 -> j, head_dim/2 + j), transformers' rows. */
+static int load_rope(prod *pr, const sm_src *src, uint32_t s, wt_errbuf *err)
+{
+	loaded *ld = &pr->ld[s];
+	const ckpt_tensor *t = ld->t;
+	int64_t heads = ckpt_rope_heads(pr->c, src->t), rows = sm_trows(t);
+	if (heads <= 0 || ld->r0 != 0 || ld->r1 != rows || rows % (2 * heads) != 0)
+		return wt_seterr(err, WT_EINVAL,
+		                 "tensor '%s': %lld rows are not %lld heads of RoPE pairs", t->name,
+		                 (long long)rows, (long long)heads);
+	if (sm_prod_reserve(&pr->dq[s], (size_t)t->nbytes))
+		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory reading it", t->name);
+	kern_deinterleave_rows(pr->dq[s].p, pr->raw[s].p, heads, rows / heads / 2,
+	                       (size_t)(t->nbytes / (uint64_t)rows));
+	ld->base = pr->dq[s].p;
+	return WT_OK;
+}
+
 int sm_prod_load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 {
 	const sm_src *src = &g->srcs[s];
@@ -205,6 +224,8 @@ int sm_prod_load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
 		return load_ct(pr, g, s, err);
 	if (src->mode == SM_SRC_RAW)
 		return WT_OK;
+	if (src->mode == SM_SRC_ROPE)
+		return load_rope(pr, src, s, err);
 	/* FP8: block, per-tensor, per-channel (fbgemm_fp8's Linears; its stacks: above) */
 	size_t n = (size_t)t->nbytes; /* one byte per element */
 	if (sm_prod_reserve(&pr->dq[s], n * 4))

@@ -525,6 +525,8 @@ static uint64_t src_cost(const prod *pr, const sm_group *g, uint32_t s)
 	switch (g->srcs[s].mode) {
 	case SM_SRC_RAW:
 		return raw;
+	case SM_SRC_ROPE:
+		return raw * 2; /* and its de-interleaved copy */
 	case SM_SRC_DQ_CT:
 	case SM_SRC_PACK_CT:
 		return raw + (uint64_t)t->shape[0] *

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loader/loader_mistral.h"
 #include "shardmap/shardmap.h"
 
 /* ---------- family tables ---------- */
@@ -655,6 +656,9 @@ typedef enum {
 	                     (transposed per expert, then one scale per row; quant_f8.c) */
 	SM_SRC_COLVEC,    /* bytes as stored, viewed as one column [numel, 1] (an fbgemm stack's
 	                     scales [E, 1, N] passing through with the transposed weight) */
+	SM_SRC_ROPE,      /* bytes as stored, read whole, each head's rows de-interleaved: Meta's
+	                     RoPE pairs to transformers' halves (Mistral's native wq / wk;
+	                     ckpt_rope_heads) */
 } sm_src_mode;
 
 typedef struct sm_src {

@@ -3,6 +3,9 @@
 # EP for MoE, quantized), `weightctl fetch` from a real weightd writes, for
 # every rank, a file byte-identical to `weightctl shard` of the same layout; a
 # layout the model cannot take is exit 3 for both, and fetch leaves no file.
+# And Mistral's native format (params.json + consolidated*.safetensors: wt-mkckpt --format
+# mistral of llama): every rank fetched from weightd holds the tensors, byte for byte, of the
+# same weights' transformers-format shards written offline.
 . "$(dirname "$0")/fetch_lib/common.sh"
 . "$(dirname "$0")/fetch_lib/fams.sh"
 need_bins
@@ -11,6 +14,8 @@ mkdir -p "$T/models" "$T/out"
 for f in $FAMS; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/models/$f" >/dev/null || die "wt-mkckpt $f"
 done
+"$B/wt-mkckpt" --family llama --format mistral --out "$T/models/llama_mistral" >/dev/null ||
+	die "wt-mkckpt llama --format mistral"
 mkdir -p "$T/models/broken" && echo '{' >"$T/models/broken/config.json"
 start_weightd wd "$T/models" "$T/cache"
 URL=$WD_URL
@@ -79,6 +84,42 @@ for f in $FAMS; do
 		;;
 	esac
 done
+# same_tensors A B: the two safetensors files hold the same tensors (names, dtypes, shapes,
+# bytes); their __metadata__ (model, revision) may differ
+same_tensors() {
+	python3 - "$1" "$2" <<'PY'
+import json, struct, sys
+def load(p):
+    b = open(p, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    h.pop("__metadata__", None)
+    return h, b[8 + n:]
+(ha, da), (hb, db) = load(sys.argv[1]), load(sys.argv[2])
+sys.exit(0 if ha == hb and da == db and len(ha) > 0 else 1)
+PY
+}
+n_native=0
+for lay in "1" "2 --quant int8-channel" "4 --quant fp8-block"; do
+	set -- $lay
+	tp=$1
+	shift
+	rm -rf "$T/out/hf"
+	"$B/weightctl" shard --model-dir "$T/models/llama" "$@" --tp-size "$tp" --out-dir "$T/out/hf" \
+		2>"$T/out/shard.err" || die "llama [$lay]: shard: $(cat "$T/out/shard.err")"
+	for r in $(seq 0 $((tp - 1))); do
+		b="$T/out/native.st"
+		rm -f "$b"
+		"$B/weightctl" fetch --endpoint "$URL" --model llama_mistral "$@" --tp-size "$tp" \
+			--tp-rank "$r" --out "$b" --quiet 2>"$T/out/fetch.err" ||
+			die "llama_mistral [$lay] rank $r: fetch: $(cat "$T/out/fetch.err")"
+		same_tensors "$T/out/hf/tp$r-ep0.safetensors" "$b" ||
+			die "llama_mistral [$lay] rank $r: fetched tensors differ from llama's shard"
+		n_native=$((n_native + 1))
+	done
+done
+[ "$n_native" = 7 ] || die "Mistral native: $n_native rank files compared, want 7"
 [ "$n_ok" -ge 60 ] || die "only $n_ok rank files compared"
 [ "$n_refused" -ge 1 ] || die "no refused layout exercised exit 3"
-echo "fetch_equivalence.sh: ok ($n_ok rank files byte-identical, $n_refused layouts refused alike)"
+echo "fetch_equivalence.sh: ok ($n_ok rank files byte-identical, $n_refused layouts refused alike," \
+	"$n_native Mistral-native rank files with transformers' tensors)"

@@ -90,6 +90,17 @@ else
 	bad "gpt_oss --experts 16: $(cat "$TMP/ex.log") $(grep experts "$TMP/a/gpt_oss+e16/config.json" 2>&1)"
 fi
 
+# --format mistral: llama in Mistral's native format, read against the transformers folder
+# (tests/fixtures/check_mistral_native.py: Meta names, wq / wk as vLLM un-permutes them)
+mkdir -p "$TMP/m"
+if "$MK" --family llama --out "$TMP/m/hf" --seed "$SEED" >/dev/null 2>&1 &&
+	"$MK" --family llama --format mistral --out "$TMP/m/native" --seed "$SEED" >/dev/null 2>&1 &&
+	msg=$("$PY" "$HERE/fixtures/check_mistral_native.py" "$TMP/m/hf" "$TMP/m/native" 2>&1); then
+	ok "llama --format mistral: $msg"
+else
+	bad "llama --format mistral: ${msg:-wt-mkckpt failed}"
+fi
+
 # bad arguments: exit 1 and say why
 check_bad() {
 	local why=$1
@@ -103,6 +114,8 @@ check_bad() {
 	fi
 }
 check_bad "unknown family" --family no_such_family --out "$TMP/x"
+check_bad "unknown --format" --family llama --out "$TMP/x" --format gguf
+check_bad "--format mistral on qwen2" --family qwen2 --out "$TMP/x" --format mistral
 check_bad "missing --out" --family llama
 check_bad "missing --family" --out "$TMP/x"
 check_bad "--size-mb on qwen2" --family qwen2 --out "$TMP/x" --size-mb 10
