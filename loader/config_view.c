@@ -221,6 +221,7 @@ static const key_reader keys_before[] = {
     {"deepseek", config_deepseek_keys},
     {"deepseek_v32", config_deepseek_v32_keys},
     {"step3_text", config_step3_text_keys},
+    {"mimo_v2_flash", config_mimo_v2_flash_keys},
 };
 
 /* The readers that run after the class defaults (they read what the defaults filled in). */

@@ -168,5 +168,7 @@ extern const sm_family shardmap_family_deepseek;
 extern const sm_family shardmap_family_ouro;         /* family_ouro.c */
 extern const sm_family shardmap_family_nemotron_nas; /* family_decilm.c */
 extern const sm_family shardmap_family_step3_text;   /* family_step3.c */
+/* family_mimo_v2.c */
+extern const sm_family shardmap_family_mimo_v2_flash;
 
 #endif
