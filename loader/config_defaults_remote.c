@@ -502,6 +502,14 @@ static const class_default pangu_dense_defaults[] = {
     {"rope_theta", true, 16000000.0},
 };
 
+/* MiMo-V2-Flash (remote code; neither transformers 4.57.1 nor vLLM keeps its class): vLLM's
+ * mimo_v2_flash.py's getattr defaults only, rope_theta 1000000 and max_position_embeddings
+ * 32768; the keys it reads with config.X are required (config_mimo_v2.c). */
+static const class_default mimo_v2_flash_defaults[] = {
+    {"rope_theta", true, 1000000.0},
+    {"max_position_embeddings", false, 32768},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -550,6 +558,7 @@ static const struct {
     CLASS("step3_text", step3_text_defaults), /* Step3TextForCausalLM (config_step3.c) */
     CLASS("plamo3", plamo3_defaults), /* Plamo3ForCausalLM (config_plamo3.c) */
     CLASS("PanguEmbedded", pangu_dense_defaults), /* openPangu-Embedded (config_pangu.c) */
+    CLASS("mimo_v2_flash", mimo_v2_flash_defaults), /* MiMoV2FlashForCausalLM (config_mimo_v2.c) */
     /* clang-format on */
 };
 

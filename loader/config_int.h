@@ -307,6 +307,12 @@ int config_bailing_v2_keys(json_t *v, wt_errbuf *err);
  * share_q_dim as q_lora_rank, share_expert_dim as shared_expert_intermediate_size,
  * tie_word_embeddings as false (config_step3.c). */
 int config_step3_text_keys(json_t *v, wt_errbuf *err);
+/* MiMo-V2-Flash (model_type mimo_v2_flash): hidden_act other than silu, tie_word_embeddings
+ * true, layernorm_epsilon / head_dim missing, the MoE keys missing where moe_layer_freq makes a
+ * layer MoE refused; layernorm_epsilon read as rms_norm_eps, a moe_layer_freq list as
+ * moe_layers (an integer or none: no MoE layer), scoring_func sigmoid, routed_scaling_factor 1
+ * (config_mimo_v2.c). */
+int config_mimo_v2_flash_keys(json_t *v, wt_errbuf *err);
 /* AFMoE (model_type afmoe): hidden_act other than silu, tie_word_embeddings true, score_func
  * other than sigmoid / softmax refused; num_dense_layers read as first_k_dense_replace,
  * num_shared_experts as n_shared_experts (x moe_intermediate_size as

@@ -27,6 +27,8 @@ static bool other_cond(const sm_ctx *x, uint8_t cond, int64_t i)
 {
 	if (cond == SM_C_LATT || cond == SM_C_LMLP)
 		return !x->ld || (cond == SM_C_LATT ? x->ld[i].attn : x->ld[i].mlp);
+	if (cond == SM_C_LSINK)
+		return x->ld != NULL && x->ld[i].sinks;
 	return shardmap_mx_cond(x->cfg, cond);
 }
 
@@ -212,6 +214,9 @@ static const char *hybrid_why(const sm_ctx *x, const sm_rule *ru, int64_t i, cha
 		                  "absent)";
 	case SM_C_MNORM:
 		return "without the mixer's gated norm (mamba_rms_norm is false or absent)";
+	case SM_C_LSINK:
+		return "without attention sinks (a full-attention layer by hybrid_layer_pattern or "
+		       "add_swa_attention_sink_bias false or absent)";
 	default:
 		return NULL;
 	}
@@ -378,6 +383,12 @@ const sm_dims *shardmap_layer_dm(const sm_ctx *x, const sm_rule *r, int64_t i, s
 	*tmp = x->dm;
 	if (x->ld[i].attn)
 		tmp->n_kv_heads = x->ld[i].kv_heads;
+	if (x->ld[i].attn && x->ld[i].heads > 0)
+		tmp->n_heads = x->ld[i].heads;
+	if (x->ld[i].attn && x->ld[i].head_dim > 0)
+		tmp->head_dim = x->ld[i].head_dim;
+	if (x->ld[i].attn && x->ld[i].v_head_dim > 0)
+		tmp->v_head_dim = x->ld[i].v_head_dim;
 	if (x->ld[i].mlp)
 		tmp->inter = x->ld[i].inter;
 	return tmp;

@@ -641,6 +641,15 @@ static int do_instance(sm_ctx *x, size_t a, size_t n, wt_errbuf *err)
 	return rv;
 }
 
+/* Whether a layer of x is a MoE layer. */
+static bool any_moe(const sm_ctx *x)
+{
+	for (int64_t i = 0; x->fam->layer_is_moe && i < x->dm.n_layers; i++)
+		if (x->fam->layer_is_moe(x->cfg, i))
+			return true;
+	return false;
+}
+
 int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err)
 {
 	if (x->ep_size > 1 && x->dm.n_experts == 0)
@@ -663,6 +672,14 @@ int shardmap_plan_instances(sm_ctx *x, wt_errbuf *err)
 		                         "ep_size %u exceeds the %" PRId64
 		                         " routed experts; use ep_size <= %" PRId64,
 		                         x->ep_size, x->dm.n_experts, x->dm.n_experts);
+	if (x->fam->tp_le_experts && x->dm.n_experts > 0 && x->tp_size > x->dm.n_experts &&
+	    any_moe(x))
+		return !x->p ? WT_ELAYOUT
+		             : wt_seterr(
+		                   err, WT_ELAYOUT,
+		                   "tp_size %u exceeds the %" PRId64
+		                   " routed experts (vLLM's %s raises); use tp_size <= %" PRId64,
+		                   x->tp_size, x->dm.n_experts, x->fam->name, x->dm.n_experts);
 	/* Head-split tensors first, so a head-count error is the one reported. */
 	for (int pass = 0; pass < 3; pass++) {
 		size_t a = 0;

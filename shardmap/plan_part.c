@@ -235,9 +235,10 @@ static int part_vocab(const part_req *req)
 }
 
 /* The rows of one rank's [q_r; k_r; v_r] (section 2.2): q_rows of q from row
- * q_at, kv_rows of k and of v from row kv_at of each. */
+ * q_at, kv_rows of k and of v from row kv_at of each (v: v_rows from v_at, which differ
+ * where the family's v heads are v_head_dim rows, qkv_v_head_dim). */
 typedef struct qkv_span {
-	int64_t q_rows, q_at, kv_rows, kv_at;
+	int64_t q_rows, q_at, kv_rows, kv_at, v_rows, v_at;
 } qkv_span;
 
 /* The kv heads rank r holds (section 2.2): kv_local heads from head kv_shard * kv_local;
@@ -288,7 +289,13 @@ static int qkv_span_of(const part_req *req, qkv_span *s)
 	s->q_at = req->tp_rank * s->q_rows;
 	s->kv_rows = kv_local * head_dim;
 	s->kv_at = kv_shard * s->kv_rows;
-	shardmap_geo_2d(req->geom, s->q_rows + 2 * s->kv_rows, sm_tcols(req->src), req->rule->ndim);
+	int64_t vd = req->ctx->fam->qkv_v_head_dim && req->ctx->dm.v_head_dim > 0
+	                 ? req->ctx->dm.v_head_dim
+	                 : head_dim;
+	s->v_rows = kv_local * vd;
+	s->v_at = kv_shard * s->v_rows;
+	shardmap_geo_2d(req->geom, s->q_rows + s->kv_rows + s->v_rows, sm_tcols(req->src),
+	                req->rule->ndim);
 	return WT_OK;
 }
 
@@ -316,8 +323,10 @@ static int part_qkv(const part_req *req)
 		                 req->rt);
 	if (rv == WT_OK)
 		rv = shardmap_part_push(req, shardmap_rows_piece(0, s.q_at, s.q_rows, 0));
-	for (uint32_t part = 1; part <= 2 && rv == WT_OK; part++)
-		rv = shardmap_part_push(req, shardmap_rows_piece(part, s.kv_at, s.kv_rows, 0));
+	if (rv == WT_OK)
+		rv = shardmap_part_push(req, shardmap_rows_piece(1, s.kv_at, s.kv_rows, 0));
+	if (rv == WT_OK)
+		rv = shardmap_part_push(req, shardmap_rows_piece(2, s.v_at, s.v_rows, 0));
 	return rv;
 }
 

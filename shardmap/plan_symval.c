@@ -211,6 +211,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 		return 3 * d->n_heads * d->head_dim;
 	case SM_D_KV2:
 		return 2 * d->n_kv_heads * d->head_dim;
+	case SM_D_KVV:
+		return d->n_kv_heads * (d->v_head_dim > 0 ? d->v_head_dim : d->head_dim);
 	case SM_D_WEP:
 		return d->opt_wep;
 	case SM_D_OPOS:

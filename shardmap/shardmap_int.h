@@ -194,6 +194,7 @@ typedef enum {
 	SM_D_G3NLR,
 	SM_D_G3NVP,
 	SM_D_KV2, /* 2 * KV * d: TeleChat2's key_value rows ([KV, 2, d]) */
+	SM_D_KVV, /* KV * v_head_dim (d when unset): v_proj rows of a qkv_v_head_dim family */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -294,6 +295,7 @@ typedef enum {
 	SM_C_ARES,  /* Arctic's MoE layers when use_residual (residual_mlp, residual_layernorm) */
 	SM_C_LATT,  /* layers with attention by the family's layer_dims (DeciLM's block_configs) */
 	SM_C_LMLP,  /* layers with an MLP by the family's layer_dims */
+	SM_C_LSINK, /* layers with attention sinks by the family's layer_dims (MiMo-V2-Flash) */
 } sm_cond;
 
 enum {
@@ -328,10 +330,13 @@ typedef struct sm_rule {
 } sm_rule;
 
 /* One layer's own attention and MLP (sm_family.layer_dims): whether it has them, its kv heads
- * and MLP width. */
+ * and MLP width; its q heads, head_dim and v head dim (0: the model's) and whether it has
+ * attention sinks (SM_C_LSINK). */
 typedef struct sm_layer_dims {
 	bool attn, mlp;
 	int64_t kv_heads, inter;
+	int64_t heads, head_dim, v_head_dim;
+	bool sinks;
 } sm_layer_dims;
 
 typedef struct sm_family {
@@ -529,6 +534,11 @@ typedef struct sm_family {
 	 * width stand for KV and I in its tensors' shapes and cuts, and SM_C_LATT / SM_C_LMLP
 	 * rules hold where it has them. NULL = every layer has the model's. */
 	int (*layer_dims)(const ckpt *c, sm_layer_dims **out, wt_errbuf *err);
+	/* v_proj holds v_head_dim rows a kv head (QKVParallelLinear's v_head_size: MiMo-V2-Flash),
+	 * o_proj H x v_head_dim columns: SM_K_QKV's v part is cut in those rows */
+	bool qkv_v_head_dim;
+	/* vLLM's MiMoV2MoE: tp_size above the routed experts is refused where a layer is MoE */
+	bool tp_le_experts;
 } sm_family;
 
 /* The checkpoint prefixes transformers >= 4.52 writes for the LLaVA-style layouts

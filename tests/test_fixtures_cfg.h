@@ -397,6 +397,7 @@ static const struct {
     {"arctic", check_arctic},
     {"afmoe", check_afmoe},
     {"step3_text", check_step3_text},
+    {"mimo_v2_flash", check_mimo_v2_flash},
     {"grok1", check_grok1},
     {"bailing_moe", check_bailing_moe},
     {"bailing_moe_v2", check_bailing_moe_v2},

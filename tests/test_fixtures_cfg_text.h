@@ -457,4 +457,16 @@ static void check_pangu_dense(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "PanguEmbeddedForCausalLM") == 0);
 }
 
+/* MiMo-V2-Flash: moe_layer_freq [0, 1, 1] read as moe_layers 1, 2; the full layers' dims (the
+ * SWA layers' are the planner's layer_dims). */
+static void check_mimo_v2_flash(const ckpt_config *cfg)
+{
+	assert_true(cfg->has_moe_layers && cfg->n_moe_layers == 2 && cfg->moe_layers[0] == 1 &&
+	            cfg->moe_layers[1] == 2 && cfg->num_experts == 8 &&
+	            cfg->moe_intermediate_size == 64 && cfg->head_dim == 32 &&
+	            cfg->v_head_dim == 16 && cfg->num_key_value_heads == 2 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "mimo_v2_flash") == 0 &&
+	            strcmp(cfg->architecture, "MiMoV2FlashForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

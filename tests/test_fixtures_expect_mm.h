@@ -693,6 +693,16 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1000 * 128 + 128 +
           2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 2 * 128 + 2 * 32 + 3 * 192 * 128)),
      128, 8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* mimo_v2_flash: BF16; embed_tokens / lm_head [1000, 128] (untied), model.norm; 3 layers of 2
+     * norms; layers 0 / 2 full attention (q 256x128, k 64x128, v 32x128: v_head_dim 16, o
+     * 128x128), layer 1 SWA (q 384x128, k 96x128, v 48x128, o 128x192, sinks [16]); layer 0
+     * dense (3 x 256x128); layers 1-2 MoE (F32 router 8x128 + bias [8], 8 experts 3 x 64x128);
+     * one MTP norm [128] */
+    {"mimo_v2_flash", 78,
+     2 * (2 * 1000 * 128 + 128 + 3 * 2 * 128 + 2 * (256 + 64 + 32 + 128) * 128 +
+          (384 + 96 + 48) * 128 + 128 * 192 + 16 + 3 * 256 * 128 + 2 * 8 * 3 * 64 * 128 + 128) +
+         4 * 2 * (8 * 128 + 8),
+     128, 8, 2, 32, 256, 1000, 3, 0, 8, 64, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -407,3 +407,35 @@ refused_edit pangu_dense 's/"bias": true/"bias": true, "sandwich_norm": true/' "
 refused_edit pangu_dense \
 	's/"bias": true/"bias": true, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 16, "kv_lora_rank": 32/' \
 	"kv_lora_rank"
+
+# MiMo-V2-Flash (MiMoV2FlashForCausalLM): TP 4 rank 1 with each layer's attention by its own sizes
+# (full layer 0: 2 of 8 heads of 32 + kv head 0's k 32 rows and v 16 rows (v_head_dim) = 112,
+# o_proj 128 / 4 columns; SWA layer 1: 4 of 16 heads of 24 + kv head 1's 24 k rows and 12 v rows =
+# 132, o_proj 192 / 4 columns, attention_sink_bias 4 of 16 heads unquantized), the F32 router and
+# its F32 e_score_correction_bias whole and unquantized, the stacks by Ie / 4, the MTP tensor
+# skipped; TP 16 (above the 8 experts) refused; hidden_act, a tie and a SWA layer without its
+# swa_num_attention_heads refused, naming the key
+"$CTL" plan --model-dir "$T/mimo_v2_flash" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan mimo_v2_flash"
+plan_has mimo_v2_flash "model.layers.0.self_attn.qkv_proj.weight *I8 *\[112, 128\]" \
+	"model.layers.0.self_attn.o_proj.weight *I8 *\[128, 32\]" \
+	"model.layers.1.self_attn.qkv_proj.weight *I8 *\[132, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 48\]" \
+	"model.layers.1.self_attn.attention_sink_bias *BF16 *\[4\]" \
+	"model.layers.1.mlp.gate.weight *F32 *\[8, 128\]" \
+	"model.layers.1.mlp.gate.e_score_correction_bias *F32 *\[8\]" \
+	"model.layers.1.mlp.experts.w13_weight *I8 *\[8, 32, 128\]" \
+	"model.layers.0.mlp.gate_up_proj.weight *I8 *\[128, 128\]" \
+	"model.embed_tokens.weight *BF16 *\[256, 128\]" "lm_head.weight *BF16 *\[256, 128\]"
+grep -q "^skipped model.mtp.layers.0.input_layernorm.weight" "$T/plan" ||
+	fail "mimo_v2_flash: the MTP tensor not skipped: $(cat "$T/plan")"
+grep -q "mlp.gate.weight_scale\|correction_bias_scale\|sink_bias_scale" "$T/plan" &&
+	fail "mimo_v2_flash: a quantized router, bias or sink: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/mimo_v2_flash" --tp-size 16 --tp-rank 0 >/dev/null 2>"$T/err" &&
+	fail "mimo_v2_flash: tp 16 above the 8 experts planned"
+grep -q "tp_size 16 exceeds the 8 routed experts" "$T/err" ||
+	fail "mimo_v2_flash tp 16: $(cat "$T/err")"
+refused_edit mimo_v2_flash 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
+refused_edit mimo_v2_flash 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
+	"tie_word_embeddings"
+refused_edit mimo_v2_flash '/"swa_num_attention_heads"/d' "swa_num_attention_heads"
