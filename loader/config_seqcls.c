@@ -15,6 +15,9 @@
  * Qwen2.5-Math-PRM-7B; remote code, vLLM's qwen2_rm.py): their score head's outputs are fixed
  * by the class, 1 and 2 (vLLM sets hf_config.num_labels so, the remote code's last Linear has
  * as many rows), whatever config.json says; neither reads classifier_from_token / method.
+ * InternLM2's reward models (InternLM2ForRewardModel: internlm2-1_8b-reward, -7b-reward,
+ * -20b-reward; remote code, vLLM's internlm2.py) likewise 1: v_head is RowParallelLinear(
+ * hidden_size, 1); the rest is InternLM2Config's (model_type internlm2, config_internlm2.c).
  *
  * GPT2ForSequenceClassification (vLLM's own class in gpt2.py, not as_seq_cls_model): num_labels
  * as above over GPT2Config's keys (config_gpt2.c); classifier_from_token / method are not read
@@ -37,6 +40,7 @@ bool config_is_seqcls(const char *arch)
 	                                    "Qwen3ForSequenceClassification",
 	                                    "Qwen2ForRewardModel",
 	                                    "Qwen2ForProcessRewardModel",
+	                                    "InternLM2ForRewardModel",
 	                                    "GPT2ForSequenceClassification",
 	                                    "JambaForSequenceClassification"};
 	for (size_t i = 0; arch != NULL && i < sizeof(archs) / sizeof(archs[0]); i++)
@@ -48,8 +52,10 @@ bool config_is_seqcls(const char *arch)
 int config_parse_seqcls(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	if (strcmp(c->architecture, "Qwen2ForRewardModel") == 0 ||
+	    strcmp(c->architecture, "InternLM2ForRewardModel") == 0 ||
 	    strcmp(c->architecture, "Qwen2ForProcessRewardModel") == 0) {
-		c->rob_num_labels = strcmp(c->architecture, "Qwen2ForRewardModel") == 0 ? 1 : 2;
+		c->rob_num_labels =
+		    strcmp(c->architecture, "Qwen2ForProcessRewardModel") == 0 ? 2 : 1;
 		return WT_OK;
 	}
 	if (strcmp(c->architecture, "GPT2ForSequenceClassification") == 0)

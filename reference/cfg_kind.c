@@ -342,6 +342,9 @@ static const struct family_row families[] = {
     /* InternLM2VEForCausalLM (remote code, Mono-InternVL's language model): InternLM2 on text,
      * feed_forward_ve (the visual expert) left unread (internlm2.c) */
     {"internlm2_ve", REF_DENSE, false, 0, FAM_INTERNLM2},
+    /* InternLM2ForRewardModel (remote code): InternLM2 without output, v_head [1, hid] read as
+     * score.weight on every token (dec_cls; a rank's is its columns: vh_cols) */
+    {"internlm2_rm", REF_DENSE, false, 0, FAM_INTERNLM2},
     /* ChatGLMModel (remote code): GlmForCausalLM's math, query_key_value as Phi-3's
      * qkv_proj and other names (chatglm.c renames onto Llama's) */
     {"chatglm", REF_DENSE, false, 0, FAM_CHATGLM},
@@ -530,8 +533,9 @@ static void head_switches(ref_cfg *c, const char *family, const struct family_ro
 	c->bt_tok = strcmp(family, "bert_tok") == 0;
 	c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
 	c->rm_head = strcmp(family, "qwen2_rm") == 0 || strcmp(family, "qwen2_prm") == 0;
+	c->vh_cols = strcmp(family, "internlm2_rm") == 0;
 	c->dec_cls = (r->kind == REF_DENSE && strstr(family, "_cls") != NULL) || c->rm_head ||
-	             strcmp(family, "jamba_cls") == 0;
+	             c->vh_cols || strcmp(family, "jamba_cls") == 0;
 	c->dec_emb = r->kind == REF_DENSE && strstr(family, "_emb") != NULL;
 }
 

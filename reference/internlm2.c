@@ -34,6 +34,7 @@
 static const char *const il_tops[][2] = {
     {"model.tok_embeddings.", "model.embed_tokens."},
     {"output.", "lm_head."},
+    {"v_head.", "score."}, /* InternLM2ForRewardModel's head, read as score.weight */
 };
 static const char *const il_leaves[][2] = {
     {".attention.wqkv.", ".self_attn.qkv_proj."},

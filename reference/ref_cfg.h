@@ -87,6 +87,10 @@ typedef struct ref_cfg {
 	/* Qwen2's reward models (qwen2_rm, qwen2_prm; with dec_cls): the score head is score.0
 	 * [hid, hid] + bias, ReLU, score.2 [n_labels, hid] + bias in place of score.weight */
 	bool rm_head;
+	/* InternLM2's reward models (internlm2_rm; with dec_cls): v_head [1, hid] read as
+	 * score.weight, a rank's its hid / T columns (vLLM's RowParallelLinear: partial scores
+	 * summed over the ranks) */
+	bool vh_cols;
 	/* The decoder embedding models saved as base models (llama_emb, mistral_emb, qwen2_emb,
 	 * gemma2_emb, gemma3_text_emb; kind REF_DENSE): no head, the final hidden states (after
 	 * the final norm) of every token, n_tok x hid (transformers' last_hidden_state) */

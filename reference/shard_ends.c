@@ -120,15 +120,37 @@ static int rm_rank(shard *s, ref_set *rs, float *part)
 	return WT_OK;
 }
 
+/* InternLM2's reward models' v_head (read as score.weight) on rank r into part [n_tok,
+ * n_labels]: its hid / T columns over the same channels of the final hidden states, the
+ * row-parallel partial score (summed over the ranks, no bias). */
+static int vh_rank(shard *s, ref_set *rs, uint32_t r, float *part)
+{
+	const ref_cfg *c = s->c;
+	int64_t hl = c->hid / s->T, nl = c->n_labels;
+	const float *w;
+	int rv = ref_getf(rs, &w, false, s->err, 2, nl, hl, 0, "score.weight");
+	if (rv != WT_OK)
+		return rv;
+	for (int64_t t = 0; t < s->n_tok; t++)
+		for (int64_t j = 0; j < nl; j++) {
+			const float *h = s->b.h + t * c->hid + (int64_t)r * hl;
+			double acc = 0.0;
+			for (int64_t k = 0; k < hl; k++)
+				acc += (double)h[k] * (double)w[j * hl + k];
+			part[t * nl + j] = (float)acc;
+		}
+	return WT_OK;
+}
+
 /* The decoder sequence classifiers' score.weight, whole on every rank: each rank's scores
- * over its own final norm, averaged (Qwen2's reward models: the ranks' partial scores
- * summed, rm_rank); the decoder embedding models (no head): each rank's final hidden states,
- * averaged. */
+ * over its own final norm, averaged (Qwen2's and InternLM2's reward models: the ranks' partial
+ * scores summed, rm_rank, vh_rank); the decoder embedding models (no head): each rank's final
+ * hidden states, averaged. */
 static int score_head(shard *s, float *out)
 {
 	const ref_cfg *c = s->c;
 	int64_t n = s->n_tok * (c->dec_emb ? c->hid : c->n_labels);
-	float div = c->rm_head ? 1.0f : (float)s->T;
+	float div = c->rm_head || c->vh_cols ? 1.0f : (float)s->T;
 	float *part = malloc((size_t)n * sizeof(float));
 	if (part == NULL)
 		return wt_seterr(s->err, WT_ENOMEM, "score head: out of memory");
@@ -144,6 +166,8 @@ static int score_head(shard *s, float *out)
 			memcpy(part, s->b.h, (size_t)n * sizeof(float));
 		else if (c->rm_head)
 			rv = rm_rank(s, rs, part);
+		else if (c->vh_cols)
+			rv = vh_rank(s, rs, r, part);
 		else if ((rv = ref_getf(rs, &w, false, s->err, 2, c->n_labels, c->hid, 0,
 		                        "score.weight")) == WT_OK &&
 		         (!c->siglip || (rv = ref_getf(rs, &bias, false, s->err, 1, c->n_labels, 0,

@@ -132,6 +132,7 @@ extern const sm_family shardmap_family_gpt2_cls;
 extern const sm_family shardmap_family_clip;
 extern const sm_family shardmap_family_internlm2;
 extern const sm_family shardmap_family_internlm2_ve;
+extern const sm_family shardmap_family_internlm2_rm;
 extern const sm_family shardmap_family_minimax_m2;
 extern const sm_family shardmap_family_nemotron_h;
 extern const sm_family shardmap_family_siglip;         /* family_clip.c */

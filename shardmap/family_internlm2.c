@@ -23,6 +23,13 @@
  * with a visual expert MLP feed_forward_ve per layer (chosen per token by the visual-token
  * mask), required and cut as feed_forward: w1 / w3 into feed_forward_ve.gate_up_proj, w2 by
  * columns, quantized alike.
+ *
+ * InternLM2's reward models (InternLM2ForRewardModel, remote code: internlm/internlm2-1_8b-reward,
+ * -7b-reward, -20b-reward), vLLM's internlm2.py: InternLM2's decoder without output (the
+ * causal LM's lm_head is never built, so a checkpoint's output.weight has no parameter and is
+ * unknown here) and v_head [1, hid], vLLM's RowParallelLinear(hidden_size, 1, bias=False,
+ * input_is_parallel=False) built without the quantization config: by columns (the rank's
+ * hid / T channels; the ranks' partial scores are all-reduced), never quantized, no bias.
  */
 #include <inttypes.h>
 
@@ -40,11 +47,14 @@
 	    SM_RULE(SM_LAYER pre "w2.weight", SM_LAYER pre "w2.weight", SM_K_COLS, 0, SM_U_I,      \
 	            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I)
 
+#define IL_OUTPUT                                                                                  \
+	SM_RULE("output.weight", "output.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, \
+	        2, SM_D_V, SM_D_HID)
+
+/* InternLM2's decoder: the embedding, the layers and the final norm (no output). */
 #define IL_RULES                                                                                   \
 	SM_RULE("model.tok_embeddings.weight", "model.tok_embeddings.weight", SM_K_VOCAB, 0,       \
 	        SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),                                      \
-	    SM_RULE("output.weight", "output.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL,          \
-	            SM_F_LMHEAD, 2, SM_D_V, SM_D_HID),                                             \
 	    IL_REPL("model.norm.weight"), IL_REPL(SM_LAYER "attention_norm.weight"),               \
 	    IL_REPL(SM_LAYER "ffn_norm.weight"),                                                   \
 	    SM_RULE(SM_LAYER "attention.wqkv.weight", SM_LAYER "attention.wqkv.weight", SM_K_QKVH, \
@@ -53,12 +63,20 @@
 	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                        \
 	    IL_MLP("feed_forward.")
 
-static const sm_rule internlm2_rules[] = {IL_RULES};
+static const sm_rule internlm2_rules[] = {IL_RULES, IL_OUTPUT};
 
 /* InternLM2VEForCausalLM (vLLM's internlm2_ve.py): InternLM2's layers plus the visual expert
  * feed_forward_ve, an InternLM2MLP of the same sizes cut as feed_forward (vLLM's load_weights
  * maps its w1 / w3 onto feed_forward_ve.gate_up_proj through the same stacked_params_mapping). */
-static const sm_rule internlm2_ve_rules[] = {IL_RULES, IL_MLP("feed_forward_ve.")};
+static const sm_rule internlm2_ve_rules[] = {IL_RULES, IL_OUTPUT, IL_MLP("feed_forward_ve.")};
+
+/* InternLM2ForRewardModel (vLLM's internlm2.py): the decoder, then v_head [1, hid] by columns,
+ * unquantized (its RowParallelLinear gets no quantization config). */
+static const sm_rule internlm2_rm_rules[] = {
+    IL_RULES,
+    SM_RULE("v_head.weight", "v_head.weight", SM_K_COLS, 0, SM_U_HID, SM_C_ALL, 0, 2, SM_D_NLAB,
+            SM_D_HID),
+};
 
 /* vLLM's InternLM2Attention: head size hidden_size / num_attention_heads (InternLM2Config has no
  * head_dim key), the q heads grouped evenly over the kv heads (split_qkv's view). */
@@ -79,6 +97,7 @@ static int internlm2_check(const ckpt_config *c, wt_errbuf *err)
 
 static const char *const internlm2_archs[] = {"InternLM2ForCausalLM", NULL};
 static const char *const internlm2_ve_archs[] = {"InternLM2VEForCausalLM", NULL};
+static const char *const internlm2_rm_archs[] = {"InternLM2ForRewardModel", NULL};
 
 const sm_family shardmap_family_internlm2 = {
     .name = "internlm2",
@@ -94,6 +113,15 @@ const sm_family shardmap_family_internlm2_ve = {
     .archs = internlm2_ve_archs,
     .rules = internlm2_ve_rules,
     .n_rules = SM_NRULES(internlm2_ve_rules),
+    .layer_prefix = "model.layers.",
+    .check = internlm2_check,
+};
+
+const sm_family shardmap_family_internlm2_rm = {
+    .name = "internlm2_rm",
+    .archs = internlm2_rm_archs,
+    .rules = internlm2_rm_rules,
+    .n_rules = SM_NRULES(internlm2_rm_rules),
     .layer_prefix = "model.layers.",
     .check = internlm2_check,
 };

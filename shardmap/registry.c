@@ -130,6 +130,7 @@ static const sm_family *const families[] = {
     &shardmap_family_clip,
     &shardmap_family_internlm2,
     &shardmap_family_internlm2_ve,
+    &shardmap_family_internlm2_rm,
     &shardmap_family_minimax_m2,
     &shardmap_family_nemotron_h,
     &shardmap_family_siglip,

@@ -379,6 +379,7 @@ static const struct {
     {"clip", check_clip},
     {"internlm2", check_internlm2},
     {"internlm2_ve", check_internlm2_ve},
+    {"internlm2_rm", check_internlm2_rm},
     {"siglip", check_siglip},
     {"chatglm", check_chatglm},
     {"exaone", check_exaone},

@@ -469,4 +469,13 @@ static void check_mimo_v2_flash(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "MiMoV2FlashForCausalLM") == 0);
 }
 
+/* InternLM2's reward model: InternLM2Config's keys (model_type internlm2, KV 2, untied) under
+ * InternLM2ForRewardModel, v_head's one label */
+static void check_internlm2_rm(const ckpt_config *cfg)
+{
+	check_internlm2(cfg);
+	assert_true(cfg->num_key_value_heads == 2 && cfg->rob_num_labels == 1 &&
+	            strcmp(cfg->architecture, "InternLM2ForRewardModel") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

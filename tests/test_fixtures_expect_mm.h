@@ -390,6 +390,10 @@ static const fam_expect fams_mm[] = {
     {"internlm2_ve", 23,
      4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 256 * 128 + 128 * 128 + 6 * 192 * 128)), 128, 8, 4,
      16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* internlm2_rm: internlm2's tensors less output, plus v_head [1, 128] */
+    {"internlm2_rm", 17,
+     4 * (1000 * 128 + 128 + 128 + 2 * (2 * 128 + 192 * 128 + 128 * 128 + 3 * 192 * 128)), 128, 8,
+     2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
     /* minimax_m2: 3 layers of 2 norms, q / o 256x256, k / v 64x256, q_norm [256], k_norm [64],
      * router [4, 256], e_score_correction_bias [4] (F32), 4 experts w1 / w3 128x256, w2
      * 256x128; untied */

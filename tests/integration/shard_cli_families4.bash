@@ -439,3 +439,15 @@ refused_edit mimo_v2_flash 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidde
 refused_edit mimo_v2_flash 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
 	"tie_word_embeddings"
 refused_edit mimo_v2_flash '/"swa_num_attention_heads"/d' "swa_num_attention_heads"
+
+# InternLM2's reward model (InternLM2ForRewardModel): InternLM2's decoder cut and quantized (TP 2:
+# rank 1 its kv group whole, 4 q heads and their k / v, 6 * 16 rows), no output, v_head [1, hid]
+# by columns and never quantized; InternLM2ForCausalLM over it refused naming v_head
+"$CTL" plan --model-dir "$T/internlm2_rm" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan internlm2_rm"
+plan_has internlm2_rm "model.layers.1.attention.wqkv.weight *I8 *\[96, 128\]" \
+	"model.layers.1.feed_forward.gate_up_proj.weight *I8 *\[192, 128\]" \
+	"v_head.weight *F32 *\[1, 64\]" "model.tok_embeddings.weight *F32 *\[512, 128\]"
+grep -q "output.weight\|v_head.weight_scale" "$T/plan" &&
+	fail "internlm2_rm: an output or v_head quantized: $(cat "$T/plan")"
+refused_edit internlm2_rm 's/"InternLM2ForRewardModel"/"InternLM2ForCausalLM"/' "v_head"

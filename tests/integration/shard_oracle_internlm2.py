@@ -5,7 +5,8 @@ internlm2.py; docs/format.md, InternLM2): attention.wqkv holds its rows per kv g
 attention.wo and feed_forward.w2 by columns; w1 / w3 merged by rows into
 feed_forward.gate_up_proj [gate_r; up_r]; tok_embeddings / output by padded vocabulary rows
 (output dropped when tied); the norms whole. InternLM2VEForCausalLM (vLLM's internlm2_ve.py):
-the visual expert feed_forward_ve cut as feed_forward.
+the visual expert feed_forward_ve cut as feed_forward. InternLM2ForRewardModel (internlm2.py):
+no output, v_head [1, hid] by columns (a RowParallelLinear).
 """
 import re
 
@@ -28,7 +29,8 @@ def internlm2(name, src, cfg, T, r, pad, add):
         kvs = range(r * KV // T, r * KV // T + KV // T) if KV >= T else [r // (T // KV)]
         blocks = q[r * Hl:r * Hl + Hl] + [k[j] for j in kvs] + [k[j] + 1 for j in kvs]
         add(name, [pc for b in blocks for pc in pieces_rows(name, b * d, d)])
-    elif re.search(r"\.(attention\.wo|feed_forward(_ve)?\.w2)\.weight$", name):
+    elif name == "v_head.weight" or \
+            re.search(r"\.(attention\.wo|feed_forward(_ve)?\.w2)\.weight$", name):
         add(name, pieces_cols(name, r * cols // T, cols // T))
     elif re.search(r"\.feed_forward(_ve)?\.w1\.weight$", name):  # with w3: [gate_r; up_r]
         up = name.replace(".w1.", ".w3.")

@@ -3,8 +3,9 @@
 checkpoint tensor; CFGS: architecture -> the config.json rewritten onto the key names
 expected() reads), beside it since it reached 800 lines.
 
-InternLM2ForCausalLM (vLLM's internlm2.py, wqkv per kv group) and InternLM2VEForCausalLM
-(internlm2_ve.py, the visual expert cut as feed_forward): shard_oracle_internlm2.py.
+InternLM2ForCausalLM (vLLM's internlm2.py, wqkv per kv group), InternLM2VEForCausalLM
+(internlm2_ve.py, the visual expert cut as feed_forward) and InternLM2ForRewardModel (internlm2.py,
+v_head by columns): shard_oracle_internlm2.py.
 ChatGLMModel (vLLM's chatglm.py, query_key_value [q; k; v]): shard_oracle_chatglm.py.
 ExaoneForCausalLM (vLLM's exaone.py, q/k/v by the fused pass): shard_oracle_exaone.py.
 QWenLMHeadModel (vLLM's qwen.py, Qwen's first generation): shard_oracle_qwen.py.
@@ -77,6 +78,7 @@ ORACLES = {"InternLM2ForCausalLM": internlm2, "ExaoneForCausalLM": exaone, "QWen
 ORACLES.update({a: chatglm for a in CHATGLM_ARCHS})
 ORACLES["MiniCPMForCausalLM"] = minicpm
 ORACLES["InternLM2VEForCausalLM"] = internlm2  # InternLM2's cut with feed_forward_ve as feed_forward
+ORACLES["InternLM2ForRewardModel"] = internlm2  # InternLM2's cut, no output, v_head by columns
 ORACLES["TeleChat2ForCausalLM"] = telechat2
 # TeleChat's first generation: vLLM's registry maps TeleChatForCausalLM onto telechat2.py
 ORACLES["TeleChatForCausalLM"] = telechat2
