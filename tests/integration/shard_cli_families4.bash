@@ -407,3 +407,16 @@ refused_edit pangu_dense 's/"bias": true/"bias": true, "sandwich_norm": true/' "
 refused_edit pangu_dense \
 	's/"bias": true/"bias": true, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 16, "kv_lora_rank": 32/' \
 	"kv_lora_rank"
+
+# LlamaBidirectionalModel (model_type llama_bidirec): LlamaModel's cut (q/k/v fused by heads, every
+# Linear quantized, the norms and the embedding kept F32) under the base model's names, no
+# lm_head; a pooling vLLM's LlamaBidirectionalConfig does not map refused, naming the key
+"$CTL" plan --model-dir "$T/llama_bidir_emb" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan llama_bidir_emb"
+plan_has llama_bidir_emb "embed_tokens.weight *F32 *\[512, 128\]" \
+	"layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"layers.1.self_attn.o_proj.weight *I8 *\[128, 64\]" \
+	"layers.0.mlp.gate_up_proj.weight *I8 *\[192, 128\]" \
+	"layers.0.mlp.down_proj.weight *I8 *\[128, 96\]" "norm.weight *F32 *\[128\]"
+grep -q "^ *lm_head\|^ *model\." "$T/plan" && fail "llama_bidir_emb: lm_head or model.: $(cat "$T/plan")"
+refused_edit llama_bidir_emb 's/"pooling": "avg"/"pooling": "mean"/' "pooling"
