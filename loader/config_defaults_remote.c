@@ -106,6 +106,18 @@ static const class_default aquila_defaults[] = {
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
 };
 
+/* LlamaBidirectionalConfig's (the remote configuration of nvidia/llama-nemotron-embed-1b-v2, a
+ * LlamaConfig subclass adding pooling "avg" and temperature 1.0): transformers 4.57.1's
+ * LlamaConfig defaults, vocab_size 32000, hidden_size 4096, intermediate_size 11008, 32 layers,
+ * 32 heads (num_key_value_heads None: the heads), max_position_embeddings 2048, rms_norm_eps
+ * 1e-6, rope_theta 10000. */
+static const class_default llama_bidirec_defaults[] = {
+    {"vocab_size", false, 32000},        {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 /* BailingMoeConfig's (the remote configuration_bailing_moe.py, as vLLM's copy
  * transformers_utils/configs/bailing_moe.py gives it): vocab_size 30592, hidden_size 1024, 24
  * layers, 16 heads, max_position_embeddings 16384, rms_norm_eps 1e-5, rope_theta 10000, 16
@@ -559,6 +571,7 @@ static const struct {
     CLASS("plamo3", plamo3_defaults), /* Plamo3ForCausalLM (config_plamo3.c) */
     CLASS("PanguEmbedded", pangu_dense_defaults), /* openPangu-Embedded (config_pangu.c) */
     CLASS("mimo_v2_flash", mimo_v2_flash_defaults), /* MiMoV2FlashForCausalLM (config_mimo_v2.c) */
+    CLASS("llama_bidirec", llama_bidirec_defaults), /* LlamaBidirectionalModel (config_bidir.c) */
     /* clang-format on */
 };
 

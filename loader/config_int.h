@@ -222,6 +222,9 @@ int config_xverse_keys(json_t *v, wt_errbuf *err);
  * bias defaulting to true; hidden_act silu only: config_pangu_dense_switches). */
 int config_pangu_dense_keys(json_t *v, wt_errbuf *err);
 int config_pangu_dense_switches(json_t *v, wt_errbuf *err);
+/* LlamaBidirectionalModel (model_type llama_bidirec): pooling one of avg / cls / last, as
+ * vLLM's LlamaBidirectionalConfig maps it (config_bidir.c). */
+int config_llama_bidirec_keys(json_t *v, wt_errbuf *err);
 /* DeciLM (model_type nemotron-nas): block_configs checked layer by layer, the bias switches and
  * hidden_act refused as config_decilm.c says; run after the class defaults. */
 int config_decilm_keys(json_t *v, wt_errbuf *err);

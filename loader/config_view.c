@@ -224,6 +224,7 @@ static const key_reader keys_before[] = {
     {"step3_text", config_step3_text_keys},
     {"PanguEmbedded", config_pangu_dense_keys},
     {"mimo_v2_flash", config_mimo_v2_flash_keys},
+    {"llama_bidirec", config_llama_bidirec_keys},
 };
 
 /* The readers that run after the class defaults (they read what the defaults filled in). */

@@ -499,6 +499,9 @@ static const struct family_row families[] = {
     {"qwen2_emb", REF_DENSE, false, 0, 0},
     {"gemma2_emb", REF_DENSE, false, 2, 0},
     {"gemma3_text_emb", REF_DENSE, true, 3, 0},
+    /* LlamaBidirectionalModel: Llama's decoder as llama_emb's, attention without the
+     * causal mask (bidir) */
+    {"llama_bidir_emb", REF_DENSE, false, 0, 0},
     /* Qwen2's reward models: Qwen2's decoder without lm_head, then the score head
      * score.0, ReLU, score.2 on every token (dec_cls with rm_head) */
     {"qwen2_rm", REF_DENSE, false, 0, 0},
@@ -537,6 +540,7 @@ static void head_switches(ref_cfg *c, const char *family, const struct family_ro
 	c->dec_cls = (r->kind == REF_DENSE && strstr(family, "_cls") != NULL) || c->rm_head ||
 	             c->vh_cols || strcmp(family, "jamba_cls") == 0;
 	c->dec_emb = r->kind == REF_DENSE && strstr(family, "_emb") != NULL;
+	c->bidir = strcmp(family, "llama_bidir_emb") == 0;
 }
 
 /* Llama-like decoders: q/k norms, Gemma, fused checkpoints, OLMo, Granite. */

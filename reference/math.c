@@ -217,11 +217,12 @@ void ref_layer_attn(const ref_cfg *c, int64_t l, double *theta, double *factor, 
 	double f = c->rope_factor[local ? 1 : 0];
 	*theta = local ? c->theta_local : c->theta;
 	*factor = f > 0.0 ? f : 1.0;
-	o->causal = !c->siglip; /* SigLIP's text tower attends both ways */
+	o->causal = !c->siglip && !c->bidir; /* SigLIP's text tower, llama_bidir_emb: both ways */
 	o->scale = (float)c->attn_scale;
 	o->softcap = (float)c->attn_cap;
 	o->window = local ? c->window : 0;
-	o->sinks = NULL; /* GPT-OSS: the caller sets its heads' sinks */
+	o->bidir_window = 0; /* ModernBERT's local layers set their own (modernbert.c) */
+	o->sinks = NULL;     /* GPT-OSS: the caller sets its heads' sinks */
 	o->chunk = c->llama4 && ref_l4_bit(c->l4_chunked, l) ? c->chunk : 0;
 	o->alibi = NULL; /* MPT, BLOOM: the caller sets its heads' slopes */
 }

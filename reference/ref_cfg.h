@@ -95,6 +95,9 @@ typedef struct ref_cfg {
 	 * gemma2_emb, gemma3_text_emb; kind REF_DENSE): no head, the final hidden states (after
 	 * the final norm) of every token, n_tok x hid (transformers' last_hidden_state) */
 	bool dec_emb;
+	/* Bidirectional decoder attention (llama_bidir_emb; vLLM's is_causal false): every query
+	 * sees every key (ref_layer_attn) */
+	bool bidir;
 	int64_t mb_every, mb_window;
 	double mb_theta, mb_theta_local, mb_eps;
 	/* DeepSeek-V3: MLA dims (q_lora -1 = null: q_proj), routing, dense/MoE layers */

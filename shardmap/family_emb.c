@@ -4,7 +4,11 @@
  * (Alibaba-NLP/gte-Qwen2-*-instruct saved with AutoModel), Gemma2Model
  * (BAAI/bge-multilingual-gemma2) and Gemma3TextModel, docs/format.md section 2.7, as vLLM
  * loads them: as_embedding_model (adapters.py) over LlamaForCausalLM / Qwen2ForCausalLM /
- * Gemma2ForCausalLM, over Gemma3Model itself for Gemma3TextModel.
+ * Gemma2ForCausalLM, over Gemma3Model itself for Gemma3TextModel. LlamaBidirectionalModel
+ * (nvidia/llama-nemotron-embed-1b-v2, llama-embed-nemotron-8b; model_type llama_bidirec, remote
+ * code) is llama.py's LlamaBidirectionalModel, the same as_embedding_model(LlamaForCausalLM):
+ * the same names and bytes as LlamaModel's; its attention is bidirectional (vLLM's
+ * LlamaBidirectionalConfig sets is_causal false), which changes no tensor.
  *
  * The checkpoint is the decoder alone, named as the base model's own modules: embed_tokens,
  * layers.{i}.*, norm, no model. prefix and no lm_head. Each tensor is cut by the causal LM's
@@ -83,6 +87,7 @@ static const char *const mistral_emb_archs[] = {"MistralModel", NULL};
 static const char *const qwen2_emb_archs[] = {"Qwen2Model", NULL};
 static const char *const gemma2_emb_archs[] = {"Gemma2Model", NULL};
 static const char *const gemma3_emb_archs[] = {"Gemma3TextModel", NULL};
+static const char *const llama_bidir_emb_archs[] = {"LlamaBidirectionalModel", NULL};
 
 #define EMB_FAMILY(n, a, r, al)                                                                    \
 	{                                                                                          \
@@ -100,3 +105,5 @@ const sm_family shardmap_family_gemma2_emb =
     EMB_FAMILY("gemma2_emb", gemma2_emb_archs, gemma2_emb_rules, emb_aliases);
 const sm_family shardmap_family_gemma3_text_emb =
     EMB_FAMILY("gemma3_text_emb", gemma3_emb_archs, gemma3_emb_rules, NULL);
+const sm_family shardmap_family_llama_bidir_emb =
+    EMB_FAMILY("llama_bidir_emb", llama_bidir_emb_archs, llama_emb_rules, emb_aliases);

@@ -122,6 +122,7 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen2_emb,
     &shardmap_family_gemma2_emb,
     &shardmap_family_gemma3_text_emb,
+    &shardmap_family_llama_bidir_emb,
     &shardmap_family_qwen2_rm,
     &shardmap_family_qwen2_prm,
     &shardmap_family_qwen3_omni_moe,

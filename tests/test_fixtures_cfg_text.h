@@ -478,4 +478,14 @@ static void check_internlm2_rm(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "InternLM2ForRewardModel") == 0);
 }
 
+/* LlamaBidirectionalModel: model_type llama_bidirec read with LlamaConfig's keys (GQA 4 / 2,
+ * head_dim 32), no attention bias, tied as the 1B release */
+static void check_llama_bidir_emb(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 32 && cfg->num_key_value_heads == 2 &&
+	            cfg->intermediate_size == 192 && cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "llama_bidirec") == 0 &&
+	            strcmp(cfg->architecture, "LlamaBidirectionalModel") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -707,6 +707,12 @@ static const fam_expect fams_mm[] = {
           (384 + 96 + 48) * 128 + 128 * 192 + 16 + 3 * 256 * 128 + 2 * 8 * 3 * 64 * 128 + 128) +
          4 * 2 * (8 * 128 + 8),
      128, 8, 2, 32, 256, 1000, 3, 0, 8, 64, CKPT_QUANT_NONE, 1},
+    /* llama_bidir_emb: F32; embed_tokens, norm under the base model's names (no model., no
+     * lm_head); 2 layers of norms, q / o 128x128, k / v 64x128, gate / up 192x128, down
+     * 128x192; tied as the 1B release (nothing to drop) */
+    {"llama_bidir_emb", 20,
+     4 * (1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 192 * 128)), 128, 4,
+     2, 32, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

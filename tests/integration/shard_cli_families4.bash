@@ -451,3 +451,16 @@ plan_has internlm2_rm "model.layers.1.attention.wqkv.weight *I8 *\[96, 128\]" \
 grep -q "output.weight\|v_head.weight_scale" "$T/plan" &&
 	fail "internlm2_rm: an output or v_head quantized: $(cat "$T/plan")"
 refused_edit internlm2_rm 's/"InternLM2ForRewardModel"/"InternLM2ForCausalLM"/' "v_head"
+
+# LlamaBidirectionalModel (model_type llama_bidirec): LlamaModel's cut (q/k/v fused by heads, every
+# Linear quantized, the norms and the embedding kept F32) under the base model's names, no
+# lm_head; a pooling vLLM's LlamaBidirectionalConfig does not map refused, naming the key
+"$CTL" plan --model-dir "$T/llama_bidir_emb" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan llama_bidir_emb"
+plan_has llama_bidir_emb "embed_tokens.weight *F32 *\[512, 128\]" \
+	"layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"layers.1.self_attn.o_proj.weight *I8 *\[128, 64\]" \
+	"layers.0.mlp.gate_up_proj.weight *I8 *\[192, 128\]" \
+	"layers.0.mlp.down_proj.weight *I8 *\[128, 96\]" "norm.weight *F32 *\[128\]"
+grep -q "^ *lm_head\|^ *model\." "$T/plan" && fail "llama_bidir_emb: lm_head or model.: $(cat "$T/plan")"
+refused_edit llama_bidir_emb 's/"pooling": "avg"/"pooling": "mean"/' "pooling"

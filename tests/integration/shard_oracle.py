@@ -644,7 +644,7 @@ def materialize(src, pcs, scale=False, blk=128):
 # The decoder embedding models saved as base models (vLLM's as_embedding_model) -> their causal LM
 BASE_LMS = {"LlamaModel": "LlamaForCausalLM", "MistralModel": "MistralForCausalLM",
             "Qwen2Model": "Qwen2ForCausalLM", "Gemma2Model": "Gemma2ForCausalLM",
-            "Gemma3TextModel": "Gemma3ForCausalLM"}
+            "Gemma3TextModel": "Gemma3ForCausalLM", "LlamaBidirectionalModel": "LlamaForCausalLM"}
 
 
 def check(ctl, model, T, P, quant, up_gate=False):
