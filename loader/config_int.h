@@ -222,6 +222,10 @@ int config_xverse_keys(json_t *v, wt_errbuf *err);
  * bias defaulting to true; hidden_act silu only: config_pangu_dense_switches). */
 int config_pangu_dense_keys(json_t *v, wt_errbuf *err);
 int config_pangu_dense_switches(json_t *v, wt_errbuf *err);
+/* Nomic BERT (model_type nomic_bert): GPT2Config's dims laid over the common keys, the three bias
+ * switches onto attention_bias / mlp_bias, the variants vLLM asserts off refused (config_nomic.c).
+ */
+int config_nomic_bert_keys(json_t *v, wt_errbuf *err);
 /* DeciLM (model_type nemotron-nas): block_configs checked layer by layer, the bias switches and
  * hidden_act refused as config_decilm.c says; run after the class defaults. */
 int config_decilm_keys(json_t *v, wt_errbuf *err);

@@ -223,6 +223,7 @@ static const key_reader keys_before[] = {
     {"deepseek_v32", config_deepseek_v32_keys},
     {"step3_text", config_step3_text_keys},
     {"PanguEmbedded", config_pangu_dense_keys},
+    {"nomic_bert", config_nomic_bert_keys},
 };
 
 /* The readers that run after the class defaults (they read what the defaults filled in). */

@@ -171,5 +171,7 @@ extern const sm_family shardmap_family_step3_text;   /* family_step3.c */
 extern const sm_family shardmap_family_plamo3;       /* family_plamo3.c */
 /* family_llama.c: openPangu-Embedded */
 extern const sm_family shardmap_family_pangu_dense;
+/* family_nomic_bert.c: NomicBertModel */
+extern const sm_family shardmap_family_nomic_bert;
 
 #endif
