@@ -173,5 +173,7 @@ extern const sm_family shardmap_family_plamo3;       /* family_plamo3.c */
 extern const sm_family shardmap_family_pangu_dense;
 /* family_nomic_bert.c: NomicBertModel */
 extern const sm_family shardmap_family_nomic_bert;
+/* family_gte.c: GteNewModel */
+extern const sm_family shardmap_family_gte_new;
 
 #endif
