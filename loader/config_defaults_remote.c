@@ -522,6 +522,18 @@ static const class_default mimo_v2_flash_defaults[] = {
     {"max_position_embeddings", false, 32768},
 };
 
+/* NomicBertConfig (the remote configuration_hf_nomic_bert.py) is a GPT2Config and passes its dims
+ * through: transformers 4.57.1's GPT2Config defaults (vocab_size 50257, n_embd 768, n_layer 12,
+ * n_head 12, n_positions 1024), laid in after config_nomic.c maps n_* onto these keys; tied
+ * (tie_word_embeddings true), which an encoder without a head does not read. */
+static const class_default nomic_bert_defaults[] = {
+    {"vocab_size", false, 50257},
+    {"hidden_size", false, 768},
+    {"num_hidden_layers", false, 12},
+    {"num_attention_heads", false, 12},
+    {"max_position_embeddings", false, 1024},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -572,6 +584,7 @@ static const struct {
     CLASS("PanguEmbedded", pangu_dense_defaults), /* openPangu-Embedded (config_pangu.c) */
     CLASS("mimo_v2_flash", mimo_v2_flash_defaults), /* MiMoV2FlashForCausalLM (config_mimo_v2.c) */
     CLASS("llama_bidirec", llama_bidirec_defaults), /* LlamaBidirectionalModel (config_bidir.c) */
+    CLASS("nomic_bert", nomic_bert_defaults), /* NomicBertModel (config_nomic.c) */
     /* clang-format on */
 };
 

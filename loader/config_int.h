@@ -225,6 +225,14 @@ int config_pangu_dense_switches(json_t *v, wt_errbuf *err);
 /* LlamaBidirectionalModel (model_type llama_bidirec): pooling one of avg / cls / last, as
  * vLLM's LlamaBidirectionalConfig maps it (config_bidir.c). */
 int config_llama_bidirec_keys(json_t *v, wt_errbuf *err);
+/* Nomic BERT (model_type nomic_bert): GPT2Config's dims laid over the common keys, the three bias
+ * switches onto attention_bias / mlp_bias, the variants vLLM asserts off refused (config_nomic.c).
+ */
+int config_nomic_bert_keys(json_t *v, wt_errbuf *err);
+/* GTE v1.5 (model_type new, GteNewModel): what vLLM's GteNewModelConfig asserts and
+ * bert_with_rope.py cannot build refused naming the key; type_vocab_size required (config_gte.c).
+ */
+int config_gte_new_keys(json_t *v, wt_errbuf *err);
 /* DeciLM (model_type nemotron-nas): block_configs checked layer by layer, the bias switches and
  * hidden_act refused as config_decilm.c says; run after the class defaults. */
 int config_decilm_keys(json_t *v, wt_errbuf *err);

@@ -175,5 +175,9 @@ extern const sm_family shardmap_family_plamo3;       /* family_plamo3.c */
 extern const sm_family shardmap_family_pangu_dense;
 /* family_mimo_v2.c */
 extern const sm_family shardmap_family_mimo_v2_flash;
+/* family_nomic_bert.c: NomicBertModel */
+extern const sm_family shardmap_family_nomic_bert;
+/* family_gte.c: GteNewModel */
+extern const sm_family shardmap_family_gte_new;
 
 #endif

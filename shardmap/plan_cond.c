@@ -114,6 +114,8 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return i > 0 && x->cfg->mb_norm_bias;
 	case SM_C_NORMBIAS:
 		return x->cfg->mb_norm_bias;
+	case SM_C_TTYPES:
+		return x->cfg->rob_types > 0;
 	case SM_C_CLSBIAS:
 		return x->cfg->mb_cls_bias;
 	case SM_C_VQKVB:
@@ -341,6 +343,13 @@ int shardmap_cond_refused(const sm_ctx *x, const sm_rule *ru, const ckpt_tensor 
 		                 "is false or _remove_final_layer_norm true (no final LayerNorm "
 		                 "then); fix config.json or the checkpoint",
 		                 t->name);
+	if (ru->cond == SM_C_TTYPES)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "tensor '%s': unknown tensor: config.json's type_vocab_size is 0 "
+		    "(vLLM builds no token_type_embeddings then); fix config.json or the "
+		    "checkpoint",
+		    t->name);
 	if (ru->cond == SM_C_NORMBIAS || ru->cond == SM_C_CLSBIAS)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "tensor '%s': unknown tensor: config.json's %s is false or absent "

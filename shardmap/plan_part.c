@@ -490,21 +490,33 @@ static int part_kv_zero_k(const part_req *req)
 }
 
 /* One checkpoint tensor of two equal halves ([gate; up]): rows [r*R/T, (r+1)*R/T)
- * of each half, [gate_r ; up_r] (dense gate_up_proj's layout, section 2.2). */
-static int part_halves(const part_req *req)
+ * of each half, [gate_r ; up_r] (dense gate_up_proj's layout, section 2.2); with up_first the
+ * checkpoint's halves are [up; gate] (SM_K_ROWS2R) and the rank still holds [gate_r; up_r]. */
+static int halves(const part_req *req, bool up_first)
 {
 	int64_t units, tp = req->tp_size, half = sm_trows(req->src) / 2;
 	int rv = check_units(req, &units);
 	if (rv != WT_OK)
 		return rv;
-	int64_t local = half / tp;
-	rv = shardmap_part_push(req, shardmap_rows_piece(0, req->tp_rank * local, local, 0));
+	int64_t local = half / tp, first = up_first ? half : 0;
+	rv =
+	    shardmap_part_push(req, shardmap_rows_piece(0, first + req->tp_rank * local, local, 0));
 	if (rv == WT_OK)
 		rv = shardmap_part_push(
-		    req, shardmap_rows_piece(0, half + req->tp_rank * local, local, 0));
+		    req, shardmap_rows_piece(0, half - first + req->tp_rank * local, local, 0));
 	if (rv == WT_OK)
 		shardmap_geo_2d(req->geom, 2 * local, sm_tcols(req->src), req->rule->ndim);
 	return rv;
+}
+
+static int part_halves(const part_req *req)
+{
+	return halves(req, false);
+}
+
+static int part_halves_up_first(const part_req *req)
+{
+	return halves(req, true);
 }
 
 /* Row parallel: columns [r*K/T, (r+1)*K/T), all rows. */
@@ -660,6 +672,7 @@ static const part_fn part_rules[] = {
     [SM_K_EXP1] = shardmap_part_expert_w1,
     [SM_K_QKVI] = part_qkv_interleaved,
     [SM_K_REPLF] = part_replicated_fused,
+    [SM_K_ROWS2R] = part_halves_up_first,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

@@ -50,34 +50,37 @@ typedef enum {
 	                  mamba_v2_sharded_weight_loader) */
 	SM_K_KVH,      /* rows per kv head ([KV, d]: Command R+'s k_norm): the kv heads the rank's
 	                  k_proj rows hold, with SM_K_QKV's GQA replication when KV < T */
-	SM_K_ROWS3, /* three equal segments fused in the checkpoint (LFM2's conv.in_proj [B; C; x]
-	               rows): [B_r; C_r; x_r], each segment split by `unit` (vLLM's
-	               MergedColumnParallelLinear over [dim] * 3) */
-	SM_K_QKVH,  /* q/k/v fused per kv group in the checkpoint ([KV, H/KV + 2, d] rows:
-	               Falcon's query_key_value; GPT-NeoX's / BLOOM's [H, 3, d] with KV == H):
-	               rank r's [q_r; k_r; v_r] as SM_K_QKV's, gathered head by head (one d-row
-	               piece per head and part) */
-	SM_K_MAMBA, /* Granite 4.0's Mamba2 in_proj [z; x; B; C; dt] (dims[0] SM_D_MIN) or
-	               conv1d [x; B; C] (SM_D_MCONV), weight or bias: each segment's rows
-	               split by tp, B and C whole on every rank when tp does not divide
-	               mamba_n_groups (1), as vLLM's MambaMixer2 loads them */
-	SM_K_EXPGU, /* expert gate (part 0) and up (part 1) each stacked in the checkpoint, two
-	               sources [E, Ie, hid] (DBRX's w1 / v1, stored 2-D [E*Ie, hid]): as
-	               SM_K_EXP13 */
-	SM_K_QKVZ,  /* the q (part 0) and v (part 1) biases of a q/k/v whose k has none
-	               (Whisper's encoder: vLLM's QKVParallelLinear with a zero k bias,
-	               _create_fake_bias_for_k_proj): [q_r; zeros; v_r], each split by `unit` */
-	SM_K_KVZ,   /* the v bias of a k/v whose k has none (Whisper's cross-attention kv_proj:
-	               vLLM's MergedColumnParallelLinear with a zero k bias): [zeros; v_r] */
-	SM_K_EXP1,  /* a non-gated expert's up (Nemotron-H's experts.{j}.up_proj): w13 of the
-	               local experts holding only w1, [count, Il, hid] (vLLM's FusedMoE with
-	               is_act_and_mul false) */
-	SM_K_QKVI,  /* q (part 0) and k / v interleaved per kv head in one checkpoint tensor
-	               (part 1, [KV, 2, d] rows: TeleChat2's self_attention.key_value): rank r's
-	               [q_r; k_r; v_r] as SM_K_QKV's, k and v gathered one d-row piece per kv
-	               head (vLLM's telechat2.py _split_key_value before QKVParallelLinear) */
-	SM_K_REPLF, /* parts fused whole on every rank ([p0; p1; ...] rows, never split: Step3's
-	               q_proj / k_proj / v_proj into a ReplicatedLinear qkv_proj) */
+	SM_K_ROWS3,  /* three equal segments fused in the checkpoint (LFM2's conv.in_proj [B; C; x]
+	                rows): [B_r; C_r; x_r], each segment split by `unit` (vLLM's
+	                MergedColumnParallelLinear over [dim] * 3) */
+	SM_K_QKVH,   /* q/k/v fused per kv group in the checkpoint ([KV, H/KV + 2, d] rows:
+	                Falcon's query_key_value; GPT-NeoX's / BLOOM's [H, 3, d] with KV == H):
+	                rank r's [q_r; k_r; v_r] as SM_K_QKV's, gathered head by head (one d-row
+	                piece per head and part) */
+	SM_K_MAMBA,  /* Granite 4.0's Mamba2 in_proj [z; x; B; C; dt] (dims[0] SM_D_MIN) or
+	                conv1d [x; B; C] (SM_D_MCONV), weight or bias: each segment's rows
+	                split by tp, B and C whole on every rank when tp does not divide
+	                mamba_n_groups (1), as vLLM's MambaMixer2 loads them */
+	SM_K_EXPGU,  /* expert gate (part 0) and up (part 1) each stacked in the checkpoint, two
+	                sources [E, Ie, hid] (DBRX's w1 / v1, stored 2-D [E*Ie, hid]): as
+	                SM_K_EXP13 */
+	SM_K_QKVZ,   /* the q (part 0) and v (part 1) biases of a q/k/v whose k has none
+	                (Whisper's encoder: vLLM's QKVParallelLinear with a zero k bias,
+	                _create_fake_bias_for_k_proj): [q_r; zeros; v_r], each split by `unit` */
+	SM_K_KVZ,    /* the v bias of a k/v whose k has none (Whisper's cross-attention kv_proj:
+	                vLLM's MergedColumnParallelLinear with a zero k bias): [zeros; v_r] */
+	SM_K_EXP1,   /* a non-gated expert's up (Nemotron-H's experts.{j}.up_proj): w13 of the
+	                local experts holding only w1, [count, Il, hid] (vLLM's FusedMoE with
+	                is_act_and_mul false) */
+	SM_K_QKVI,   /* q (part 0) and k / v interleaved per kv head in one checkpoint tensor
+	                (part 1, [KV, 2, d] rows: TeleChat2's self_attention.key_value): rank r's
+	                [q_r; k_r; v_r] as SM_K_QKV's, k and v gathered one d-row piece per kv
+	                head (vLLM's telechat2.py _split_key_value before QKVParallelLinear) */
+	SM_K_REPLF,  /* parts fused whole on every rank ([p0; p1; ...] rows, never split: Step3's
+	                q_proj / k_proj / v_proj into a ReplicatedLinear qkv_proj) */
+	SM_K_ROWS2R, /* two halves fused in the checkpoint as [up; gate] rows: [gate_r; up_r], each
+	                half split by `unit` (GTE's mlp.up_gate_proj, split and re-merged by vLLM's
+	                bert_with_rope.py) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -290,12 +293,13 @@ typedef enum {
 	SM_C_NHATT,
 	SM_C_NHMLP,
 	SM_C_NHMLPB,
-	SM_C_LFMEB, /* LFM2-MoE's MoE layers when use_expert_bias (feed_forward.expert_bias) */
-	SM_C_JWPE,  /* JAIS's transformer.wpe: position_embedding_type learned (not alibi) */
-	SM_C_ARES,  /* Arctic's MoE layers when use_residual (residual_mlp, residual_layernorm) */
-	SM_C_LATT,  /* layers with attention by the family's layer_dims (DeciLM's block_configs) */
-	SM_C_LMLP,  /* layers with an MLP by the family's layer_dims */
-	SM_C_LSINK, /* layers with attention sinks by the family's layer_dims (MiMo-V2-Flash) */
+	SM_C_LFMEB,  /* LFM2-MoE's MoE layers when use_expert_bias (feed_forward.expert_bias) */
+	SM_C_JWPE,   /* JAIS's transformer.wpe: position_embedding_type learned (not alibi) */
+	SM_C_ARES,   /* Arctic's MoE layers when use_residual (residual_mlp, residual_layernorm) */
+	SM_C_LATT,   /* layers with attention by the family's layer_dims (DeciLM's block_configs) */
+	SM_C_LMLP,   /* layers with an MLP by the family's layer_dims */
+	SM_C_LSINK,  /* layers with attention sinks by the family's layer_dims (MiMo-V2-Flash) */
+	SM_C_TTYPES, /* type_vocab_size > 0 (GTE's token_type_embeddings: none with 0) */
 } sm_cond;
 
 enum {

@@ -1,0 +1,74 @@
+/*
+ * config_gte.c — GTE v1.5's config keys (model_type new, GteNewModel: Alibaba-NLP/gte-base-en-v1.5,
+ * gte-large-en-v1.5, gte-multilingual-base; the remote NewConfig of Alibaba-NLP/new-impl, served
+ * by vLLM under the architecture GteNewModel), read as vLLM's GteNewModelConfig
+ * (vllm/model_executor/models/config.py) and bert_with_rope.py build the model.
+ *
+ * NewConfig names its dims as BERT does (hidden_size, num_attention_heads, num_hidden_layers,
+ * intermediate_size, vocab_size): read as they are; no class defaults are filled in (NewConfig's
+ * signature was not read here), so config.json must give them, and type_vocab_size too (0: no
+ * token_type_embeddings, as BertWithRopeEmbedding builds none). Refused naming the key: hidden_act
+ * other than "gelu" (vLLM asserts it, then runs geglu), layer_norm_type other than "layer_norm"
+ * (vLLM builds nn.LayerNorm whatever it says), position_embedding_type other than "rope" /
+ * "rotary" (BertWithRopeEmbedding raises), pack_qkv false (vLLM maps only the packed
+ * attention.qkv_proj), logn_attention_scale true (vLLM's attention does not scale by log n).
+ * unpad_inputs and use_memory_efficient_attention choose kernels only and are not read.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "loader/config_int.h"
+
+/* String key: absent or null reads as dflt; refused unless it is one of ok[0..n). */
+static int str_in(json_t *v, const char *key, const char *dflt, const char *const *ok, int n,
+                  const char *why, wt_errbuf *err)
+{
+	json_t *x = json_object_get(v, key);
+	if (x != NULL && !json_is_null(x) && !json_is_string(x))
+		return wt_seterr(err, WT_ECORRUPT, "config.json: '%s' is not a string", key);
+	const char *s = x == NULL || json_is_null(x) ? dflt : json_string_value(x);
+	for (int i = 0; i < n; i++)
+		if (strcmp(s, ok[i]) == 0)
+			return WT_OK;
+	return wt_seterr(err, WT_EUNSUPPORTED, "config.json: %s \"%s\": %s; set it to \"%s\"", key,
+	                 s, why, ok[0]);
+}
+
+static int bool_not(json_t *v, const char *key, bool dflt, bool bad, const char *why,
+                    wt_errbuf *err)
+{
+	bool b = dflt;
+	int rv = config_get_bool(v, key, dflt, &b, err);
+	if (rv == WT_OK && b == bad)
+		return wt_seterr(err, WT_EUNSUPPORTED, "config.json: %s %s: %s; set it %s", key,
+		                 bad ? "true" : "false", why, bad ? "false" : "true");
+	return rv;
+}
+
+int config_gte_new_keys(json_t *v, wt_errbuf *err)
+{
+	static const char *const gelu[] = {"gelu"}, *const ln[] = {"layer_norm"},
+	                         *const rope[] = {"rope", "rotary"};
+	int rv =
+	    str_in(v, "hidden_act", "gelu", gelu, 1,
+	           "vLLM's GteNewModelConfig asserts gelu (run as geglu over up_gate_proj)", err);
+	if (rv == WT_OK)
+		rv = str_in(v, "layer_norm_type", "layer_norm", ln, 1,
+		            "vLLM's BertWithRopeBlock builds nn.LayerNorm whatever it says", err);
+	if (rv == WT_OK)
+		rv = str_in(v, "position_embedding_type", "rope", rope, 2,
+		            "vLLM's BertWithRopeEmbedding supports rotary positions only", err);
+	if (rv == WT_OK)
+		rv = bool_not(v, "pack_qkv", true, false,
+		              "vLLM's GteNewModel maps only the packed attention.qkv_proj", err);
+	if (rv == WT_OK)
+		rv = bool_not(v, "logn_attention_scale", false, true,
+		              "vLLM's attention does not scale by log n", err);
+	json_t *tv = json_object_get(v, "type_vocab_size");
+	if (rv == WT_OK && (tv == NULL || json_is_null(tv)))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: type_vocab_size is absent: NewConfig's default is not "
+		    "read here (0 builds no token_type_embeddings); give it");
+	return rv;
+}

@@ -1,0 +1,95 @@
+/*
+ * family_gte.c — GteNewModel (Alibaba-NLP/gte-base-en-v1.5, gte-large-en-v1.5,
+ * gte-multilingual-base: the remote NewModel of Alibaba-NLP/new-impl, served by vLLM under the
+ * architecture GteNewModel), docs/format.md section 2.7, as vLLM's bert_with_rope.py builds and
+ * loads it.
+ *
+ * vLLM's GteNewModel drops classifier.* and pooler.* tensors, strips "new." (the base model of
+ * NewForSequenceClassification), renames encoder.layer to encoder.layers, attention.qkv_proj /
+ * o_proj to attn.qkv_proj / out_proj, and splits mlp.up_gate_proj [up; gate] into up_proj
+ * (shard 1) and gate_proj (shard 0) of gate_up_proj: rank r holds [gate_r; up_r]
+ * (SM_K_ROWS2R), built without a bias. word_embeddings and token_type_embeddings
+ * (type_vocab_size > 0 only) are VocabParallelEmbeddings: padded rows. qkv_proj is a
+ * QKVParallelLinear from the packed tensor ([q_r; k_r; v_r] by heads, its bias alike); out_proj
+ * and down_proj RowParallelLinear (columns, biases whole). Every Linear is quantized; the
+ * tables, LayerNorms and biases are not. GteNewModel's bias switch (`bias`, absent from NewConfig:
+ * true) gives qkv_proj, out_proj and down_proj their biases, all required.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "shardmap/family_rules.h"
+
+#define GT_C "encoder.layer.{i}."
+#define GT_R "encoder.layers.{i}."
+#define GT_REPL(ck, rt, nd, d0)                                                                    \
+	SM_RULE(ck, rt, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, SM_D_ANY)
+#define GT_LN(ck, rt)                                                                              \
+	GT_REPL(ck ".weight", rt ".weight", 1, SM_D_HID),                                          \
+	    GT_REPL(ck ".bias", rt ".bias", 1, SM_D_HID)
+
+static const sm_rule gte_new_rules[] = {
+    SM_RULE("embeddings.word_embeddings.weight", "embeddings.word_embeddings.weight", SM_K_VOCAB, 0,
+            SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
+    SM_RULE("embeddings.token_type_embeddings.weight", "embeddings.token_type_embeddings.weight",
+            SM_K_VOCAB, 0, SM_U_NONE, SM_C_TTYPES, 0, 2, SM_D_RTYPES, SM_D_HID),
+    GT_LN("embeddings.LayerNorm", "embeddings.LayerNorm"),
+    SM_RULE(GT_C "attention.qkv_proj.weight", GT_R "attn.qkv_proj.weight", SM_K_QKVF, 0, SM_U_HEADS,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
+    SM_RULE(GT_C "attention.qkv_proj.bias", GT_R "attn.qkv_proj.bias", SM_K_QKVF, 0, SM_U_HEADS,
+            SM_C_ALL, 0, 1, SM_D_QKV, SM_D_ANY),
+    SM_RULE(GT_C "attention.o_proj.weight", GT_R "attn.out_proj.weight", SM_K_COLS, 0, SM_U_HEADS,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    GT_REPL(GT_C "attention.o_proj.bias", GT_R "attn.out_proj.bias", 1, SM_D_HID),
+    GT_LN(GT_C "attn_ln", GT_R "attn_ln"),
+    SM_RULE(GT_C "mlp.up_gate_proj.weight", GT_R "mlp.gate_up_proj.weight", SM_K_ROWS2R, 0, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_I2, SM_D_HID),
+    SM_RULE(GT_C "mlp.down_proj.weight", GT_R "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
+            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    GT_REPL(GT_C "mlp.down_proj.bias", GT_R "mlp.down_proj.bias", 1, SM_D_HID),
+    GT_LN(GT_C "mlp_ln", GT_R "mlp_ln"),
+};
+
+static const char *const gte_new_aliases[] = {"new.", "", NULL};
+
+/* GteNewModel's load_weights drops classifier.* (ignore_unnecessary_layers) and every name
+ * holding "pooler" (NewModel's pooler.dense): listed as skipped. */
+static bool gte_new_drop(const ckpt_config *c, const char *cn)
+{
+	(void)c;
+	return strncmp(cn, "classifier", 10) == 0 || strstr(cn, "pooler") != NULL;
+}
+
+/* BertWithRopeAttention: one key / value head per head, head_dim = hidden / heads. */
+static int gte_new_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (c->num_key_value_heads != c->num_attention_heads)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: num_key_value_heads %" PRId64
+		    " is not num_attention_heads %" PRId64
+		    ": BertWithRopeAttention has one key / value head per head; remove "
+		    "the key",
+		    c->num_key_value_heads, c->num_attention_heads);
+	if (c->hidden_size % c->num_attention_heads != 0 ||
+	    c->head_dim != c->hidden_size / c->num_attention_heads)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: num_attention_heads %" PRId64
+		                 " does not divide hidden_size %" PRId64
+		                 " (BertWithRopeAttention asserts head_dim * heads == hidden_size)",
+		                 c->num_attention_heads, c->hidden_size);
+	return WT_OK;
+}
+
+static const char *const gte_new_archs[] = {"GteNewModel", NULL};
+
+const sm_family shardmap_family_gte_new = {
+    .name = "gte_new",
+    .archs = gte_new_archs,
+    .rules = gte_new_rules,
+    .n_rules = SM_NRULES(gte_new_rules),
+    .layer_prefix = "encoder.layer.",
+    .check = gte_new_check,
+    .aliases = gte_new_aliases,
+    .drop_canon = gte_new_drop,
+};
