@@ -60,25 +60,10 @@ static bool gte_new_drop(const ckpt_config *c, const char *cn)
 	return strncmp(cn, "classifier", 10) == 0 || strstr(cn, "pooler") != NULL;
 }
 
-/* BertWithRopeAttention: one key / value head per head, head_dim = hidden / heads. */
+/* BertWithRopeAttention's head sizes (family_nomic_bert.c). */
 static int gte_new_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_key_value_heads != c->num_attention_heads)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: num_key_value_heads %" PRId64
-		    " is not num_attention_heads %" PRId64
-		    ": BertWithRopeAttention has one key / value head per head; remove "
-		    "the key",
-		    c->num_key_value_heads, c->num_attention_heads);
-	if (c->hidden_size % c->num_attention_heads != 0 ||
-	    c->head_dim != c->hidden_size / c->num_attention_heads)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: num_attention_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64
-		                 " (BertWithRopeAttention asserts head_dim * heads == hidden_size)",
-		                 c->num_attention_heads, c->hidden_size);
-	return WT_OK;
+	return shardmap_bert_rope_check(c, "num_attention_heads", "hidden_size", err);
 }
 
 static const char *const gte_new_archs[] = {"GteNewModel", NULL};

@@ -51,9 +51,11 @@ static const sm_rule nomic_bert_rules[] = {
     NB_LN(NB_L "norm2", NB_L "mlp_ln"),
 };
 
-/* BertWithRopeAttention: total_num_kv_heads = total_num_heads, head_dim = hidden / heads
- * (asserted to divide). */
-static int nomic_bert_check(const ckpt_config *c, wt_errbuf *err)
+/* BertWithRopeAttention (Nomic BERT's and GTE's, family_gte.c): total_num_kv_heads =
+ * total_num_heads, head_dim = hidden / heads (asserted to divide); heads_key / hidden_key: the
+ * family's config.json names of the two sizes, for the error. */
+int shardmap_bert_rope_check(const ckpt_config *c, const char *heads_key, const char *hidden_key,
+                             wt_errbuf *err)
 {
 	if (c->num_key_value_heads != c->num_attention_heads)
 		return wt_seterr(
@@ -66,10 +68,15 @@ static int nomic_bert_check(const ckpt_config *c, wt_errbuf *err)
 	if (c->hidden_size % c->num_attention_heads != 0 ||
 	    c->head_dim != c->hidden_size / c->num_attention_heads)
 		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: n_head %" PRId64 " does not divide n_embd %" PRId64
+		                 "config.json: %s %" PRId64 " does not divide %s %" PRId64
 		                 " (BertWithRopeAttention asserts head_dim * heads == hidden_size)",
-		                 c->num_attention_heads, c->hidden_size);
+		                 heads_key, c->num_attention_heads, hidden_key, c->hidden_size);
 	return WT_OK;
+}
+
+static int nomic_bert_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return shardmap_bert_rope_check(c, "n_head", "n_embd", err);
 }
 
 static const char *const nomic_bert_archs[] = {"NomicBertModel", NULL};

@@ -570,6 +570,9 @@ int shardmap_vision_patch_err(int64_t image, int64_t patch, wt_errbuf *err);
 
 /* RobertaEmbedding's config checks (family_roberta.c), shared by the sequence classifiers. */
 int shardmap_roberta_check(const ckpt_config *c, wt_errbuf *err);
+/* BertWithRopeAttention's head sizes for Nomic BERT and GTE (family_nomic_bert.c). */
+int shardmap_bert_rope_check(const ckpt_config *c, const char *heads_key, const char *hidden_key,
+                             wt_errbuf *err);
 /* family_zamba2.c: whether Zamba2's condition cond (SM_C_Z2*) holds at layer i, and what
  * config.json makes a layer where it does not ("a Mamba layer (see layers_block_type)"). */
 bool shardmap_zamba2_cond(const ckpt_config *c, uint8_t cond, int64_t i);
