@@ -95,7 +95,9 @@ static int mimo_v2_layer_dims(const ckpt *c, sm_layer_dims **out, wt_errbuf *err
 		                       .heads = b[i].heads,
 		                       .head_dim = b[i].head_dim,
 		                       .v_head_dim = b[i].v_head_dim,
-		                       .sinks = b[i].sinks};
+		                       .sinks = b[i].sinks,
+		                       .heads_key = b[i].swa ? "swa_num_attention_heads" : NULL,
+		                       .kv_key = b[i].swa ? "swa_num_key_value_heads" : NULL};
 	free(b);
 	*out = d;
 	return WT_OK;

@@ -394,6 +394,10 @@ const sm_dims *shardmap_layer_dm(const sm_ctx *x, const sm_rule *r, int64_t i, s
 		tmp->n_kv_heads = x->ld[i].kv_heads;
 	if (x->ld[i].attn && x->ld[i].heads > 0)
 		tmp->n_heads = x->ld[i].heads;
+	if (x->ld[i].attn) {
+		tmp->heads_key = x->ld[i].heads_key;
+		tmp->kv_key = x->ld[i].kv_key;
+	}
 	if (x->ld[i].attn && x->ld[i].head_dim > 0)
 		tmp->head_dim = x->ld[i].head_dim;
 	if (x->ld[i].attn && x->ld[i].v_head_dim > 0)

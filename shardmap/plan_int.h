@@ -65,6 +65,9 @@ typedef struct sm_dims {
 	 * families; qf_layers holds encoder_layers) */
 	int64_t au_embed, au_inter, au_mel;
 	int64_t au_dsh, au_conv_in; /* Qwen3-Omni: downsample_hidden_size, conv_out's columns */
+	/* the keys n_heads / n_kv_heads come from in errors, a layer's own (sm_layer_dims);
+	 * NULL: num_attention_heads / num_key_value_heads */
+	const char *heads_key, *kv_key;
 } sm_dims;
 
 /* One mapped checkpoint tensor. */

@@ -247,23 +247,24 @@ typedef struct qkv_span {
 static int kv_heads_of(const part_req *req, int64_t *kv_local, int64_t *kv_shard)
 {
 	int64_t tp = req->tp_size, heads = req->ctx->dm.n_heads, kv_heads = req->ctx->dm.n_kv_heads;
+	const char *hk = req->ctx->dm.heads_key ? req->ctx->dm.heads_key : "num_attention_heads";
+	const char *kk = req->ctx->dm.kv_key ? req->ctx->dm.kv_key : "num_key_value_heads";
 	if (heads % tp)
 		return shardmap_layout_err(req->ctx, req->err,
 		                           "tensor '%s': tp_size %" PRId64
-		                           " does not divide num_attention_heads %" PRId64,
-		                           req->rt, tp, heads);
+		                           " does not divide %s %" PRId64,
+		                           req->rt, tp, hk, heads);
 	if (req->ctx->fam->kv_divides_tp && kv_heads % tp)
 		return shardmap_layout_err(req->ctx, req->err,
 		                           "tensor '%s': tp_size %" PRId64
-		                           " does not divide num_key_value_heads %" PRId64
+		                           " does not divide %s %" PRId64
 		                           " (vLLM's %s.py asserts it: no kv head is replicated)",
-		                           req->rt, tp, kv_heads, req->ctx->fam->name);
+		                           req->rt, tp, kk, kv_heads, req->ctx->fam->name);
 	if (kv_heads % tp && tp % kv_heads)
 		return shardmap_layout_err(req->ctx, req->err,
-		                           "tensor '%s': tp_size %" PRId64
-		                           " and num_key_value_heads %" PRId64
+		                           "tensor '%s': tp_size %" PRId64 " and %s %" PRId64
 		                           ": one must divide the other",
-		                           req->rt, tp, kv_heads);
+		                           req->rt, tp, kk, kv_heads);
 	if (kv_heads >= tp) {
 		*kv_local = kv_heads / tp;
 		*kv_shard = req->tp_rank;

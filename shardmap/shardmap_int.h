@@ -334,13 +334,15 @@ typedef struct sm_rule {
 } sm_rule;
 
 /* One layer's own attention and MLP (sm_family.layer_dims): whether it has them, its kv heads
- * and MLP width; its q heads, head_dim and v head dim (0: the model's) and whether it has
- * attention sinks (SM_C_LSINK). */
+ * and MLP width; its q heads, head_dim and v head dim (0: the model's), whether it has
+ * attention sinks (SM_C_LSINK) and the config.json keys its q / kv head counts come from in
+ * errors (NULL: num_attention_heads / num_key_value_heads). */
 typedef struct sm_layer_dims {
 	bool attn, mlp;
 	int64_t kv_heads, inter;
 	int64_t heads, head_dim, v_head_dim;
 	bool sinks;
+	const char *heads_key, *kv_key;
 } sm_layer_dims;
 
 typedef struct sm_family {

@@ -8,7 +8,8 @@
  * e_score_correction_bias whole and never quantized, experts stacked), the others a dense mlp;
  * names holding "mtp" and layers past num_hidden_layers dropped. Hand-computed slices at TP 2 /
  * 4 / 8 and TP 2 x EP 2, int8-channel TP 2 and fp8-channel TP 4, coverage over TP 1..8 and EP,
- * the read keys and the refusals. Seeds fixed and printed.
+ * the read keys and the refusals (tp_size against an SWA layer's heads naming the swa_* keys).
+ * Seeds fixed and printed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,12 +71,15 @@ enum { MV_BIAS = 1, MV_NOSINK = 2 };
 
 /* Routed experts tm_mv builds (test_mv_errors' TP above the experts lowers it). */
 static int64_t mv_ne = NE;
+/* The SWA layers' q and kv heads tm_mv builds (test_mv_swa_heads changes them). */
+static int64_t mv_sh = SH, mv_skv = SKV;
 
 /* Layer i's attention: SWA sizes when bit i of swa is set (with the sinks unless MV_NOSINK), the
  * full ones otherwise; q / k / v biases with MV_BIAS. */
 static void mv_attn(tm_model *m, int i, bool swa, int opts)
 {
-	int64_t h = swa ? SH : H, kv = swa ? SKV : KV, d = swa ? SHD : HD, vd = swa ? SVD : VD;
+	int64_t h = swa ? mv_sh : H, kv = swa ? mv_skv : KV, d = swa ? SHD : HD,
+	        vd = swa ? SVD : VD;
 	char b[200];
 	const tm_leaf L[] = {{"input_layernorm.weight", HID, 0, 0},
 	                     {"post_attention_layernorm.weight", HID, 0, 0},
@@ -447,13 +451,45 @@ static void test_mv_errors(void **state)
 	mv_ne = NE;
 }
 
+/* tp_size against a sliding-window layer's heads names the swa_* keys, a full layer's the
+ * plain ones. */
+static void test_mv_swa_heads(void **state)
+{
+	(void)state;
+	static const char all_swa[] =
+	    MV_CFG(",\"hybrid_layer_pattern\":[1,1,1],\"moe_layer_freq\":[0,0,0],"
+	           "\"add_swa_attention_sink_bias\":true");
+	fx_refused_tp(tm_mv(7, 0, 0), all_swa, 3, WT_ELAYOUT, "tp_size 3",
+	              "does not divide swa_num_attention_heads 16");
+	fx_refused_tp(tm_mv(0, 0, 0),
+	              MV_CFG(",\"hybrid_layer_pattern\":[0,0,0],\"moe_layer_freq\":[0,0,0]"), 3,
+	              WT_ELAYOUT, "tp_size 3", "does not divide num_attention_heads 8");
+	char cfg[2048], cfg2[2048];
+	mv_with(cfg2, sizeof(cfg2), "swa_num_attention_heads", "12");
+	json_t *root = json_loads(cfg2, 0, NULL);
+	assert_non_null(root);
+	json_object_set_new(root, "swa_num_key_value_heads", json_integer(6));
+	char *txt = json_dumps(root, JSON_COMPACT);
+	snprintf(cfg, sizeof(cfg), "%s", txt);
+	free(txt);
+	json_decref(root);
+	mv_sh = 12;
+	mv_skv = 6;
+	fx_refused_tp(tm_mv(2, 6, 0), cfg, 4, WT_ELAYOUT, "tp_size 4 and swa_num_key_value_heads 6",
+	              "one must divide the other");
+	fx_refused_tp(tm_mv(2, 6, 0), cfg, 8, WT_ELAYOUT, "tp_size 8",
+	              "does not divide swa_num_attention_heads 12");
+	mv_sh = SH;
+	mv_skv = SKV;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mv_slices),   cmocka_unit_test(test_mv_layers),
 	    cmocka_unit_test(test_mv_ep),       cmocka_unit_test(test_mv_quant),
 	    cmocka_unit_test(test_mv_coverage), cmocka_unit_test(test_mv_config_refusals),
-	    cmocka_unit_test(test_mv_errors),
+	    cmocka_unit_test(test_mv_errors),   cmocka_unit_test(test_mv_swa_heads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
