@@ -1,6 +1,6 @@
 /*
  * ref_mixers.h — the reference passes' recurrent and hybrid token mixers (included by
- * reference_int.h, after its definitions; not on its own): Qwen3-Next's gated delta net
+ * reference_int.h): Qwen3-Next's gated delta net
  * (qwen3_next.c), LFM2's short convolutions (lfm2.c), MiniMax's lightning attention
  * (minimax.c), the Mamba2 mixers of Granite 4.0 / Bamba / Falcon-H1 (granite4.c), Nemotron-H's
  * layers (nemotron_h.c) and Jamba's Mamba (v1) mixer (jamba.c): their config readers, layer
@@ -8,6 +8,14 @@
  */
 #ifndef WT_REFERENCE_REF_MIXERS_H
 #define WT_REFERENCE_REF_MIXERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reference/reference.h"
+
+struct ckpt_config; /* loader/loader.h */
 
 /* The Qwen3-Next fields of c (q3n set by the family map; the linear-attention sizes and
  * layers from the loader's parse, ckpt.c) from config.json (cfg_qwen3_next.c); arch is

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "reference/ref_mixers.h" /* the recurrent and hybrid token mixers */
 #include "reference/reference.h"
 
 #define REF_MAX_TOKENS 64  /* attention keeps one row of scores on the stack */
@@ -595,8 +596,5 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
  * sigmoid(h . shared_expert_gate) for Qwen2-MoE, 1 for DeepSeek and GraniteMoeShared. */
 int ref_shared_gate(const ref_cfg *c, ref_set *s, const char *m, const float *h, char *name,
                     size_t cap, float *gate, wt_errbuf *err);
-
-/* The recurrent and hybrid token mixers' declarations (after the definitions above). */
-#include "reference/ref_mixers.h"
 
 #endif
