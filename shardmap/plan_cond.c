@@ -32,8 +32,95 @@ static bool other_cond(const sm_ctx *x, uint8_t cond, int64_t i)
 	return shardmap_mx_cond(x->cfg, cond);
 }
 
+/* The conditions that are config.json switches alone (no layer kind): *on set and true, or
+ * false when cond is not one of them. */
+static bool cfg_switch(const ckpt_config *c, uint8_t cond, bool *on)
+{
+	switch (cond) {
+	case SM_C_LMBIAS:
+		*on = c->lm_head_bias;
+		return true;
+	case SM_C_QKNORM:
+		*on = c->use_qk_norm;
+		return true;
+	case SM_C_QKLN:
+		*on = c->qk_layernorm;
+		return true;
+	case SM_C_GEMMA2:
+		*on = strcmp(c->lm_model_type, "gemma2") == 0;
+		return true;
+	case SM_C_ATTNBIAS:
+		*on = c->attention_bias;
+		return true;
+	case SM_C_OUTBIAS:
+		*on = c->attention_out_bias;
+		return true;
+	case SM_C_MLPBIAS:
+		*on = c->mlp_bias;
+		return true;
+	case SM_C_MMBIAS:
+		*on = c->mm_projector_bias;
+		return true;
+	case SM_C_OPROJ:
+		*on = c->opt_word_embed_proj_dim != c->hidden_size;
+		return true;
+	case SM_C_OFNORM:
+		*on = c->opt_final_norm;
+		return true;
+	case SM_C_JWPE:
+		*on = c->jais_wpe;
+		return true;
+	case SM_C_FLN2:
+		*on = c->falcon_ln == 2;
+		return true;
+	case SM_C_FLN1:
+		*on = c->falcon_ln == 1 || c->falcon_ln == 3;
+		return true;
+	case SM_C_FPOST:
+		*on = c->falcon_ln == 3;
+		return true;
+	case SM_C_VATTNB:
+		*on = c->v_attn_bias;
+		return true;
+	case SM_C_VQKN:
+		*on = c->v_qk_norm;
+		return true;
+	case SM_C_VLN:
+		*on = c->v_norm_ln;
+		return true;
+	case SM_C_VMASK:
+		*on = c->v_mask_token;
+		return true;
+	case SM_C_VPOS:
+		*on = c->v_abs_pos;
+		return true;
+	case SM_C_VPOOL:
+		*on = !c->v_mean_pool;
+		return true;
+	case SM_C_QWEN3:
+		*on = strcmp(c->lm_model_type, "qwen3") == 0 ||
+		      strcmp(c->lm_model_type, "qwen3_moe") == 0;
+		return true;
+	case SM_C_NORMBIAS:
+		*on = c->mb_norm_bias;
+		return true;
+	case SM_C_TTYPES:
+		*on = c->rob_types > 0;
+		return true;
+	case SM_C_CLSBIAS:
+		*on = c->mb_cls_bias;
+		return true;
+	case SM_C_VQKVB:
+		*on = c->v_attn_bias;
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 {
+	bool on;
 	switch (r->cond) {
 	case SM_C_DENSE:
 		return !moe_at(x, i);
@@ -45,26 +132,10 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->dm.q_lora_rank <= 0;
 	case SM_C_SHARED:
 		return x->dm.shared_inter > 0 && moe_at(x, i);
-	case SM_C_LMBIAS:
-		return x->cfg->lm_head_bias;
 	case SM_C_FULLATT:
 		return !linear_at(x, i);
 	case SM_C_LINATT:
 		return linear_at(x, i);
-	case SM_C_QKNORM:
-		return x->cfg->use_qk_norm;
-	case SM_C_QKLN:
-		return x->cfg->qk_layernorm;
-	case SM_C_GEMMA2:
-		return strcmp(x->cfg->lm_model_type, "gemma2") == 0;
-	case SM_C_ATTNBIAS:
-		return x->cfg->attention_bias;
-	case SM_C_OUTBIAS:
-		return x->cfg->attention_out_bias;
-	case SM_C_MLPBIAS:
-		return x->cfg->mlp_bias;
-	case SM_C_MMBIAS:
-		return x->cfg->mm_projector_bias;
 	case SM_C_CONVBIAS:
 		return x->cfg->lfm2_conv_bias && linear_at(x, i);
 	case SM_C_SHMLP:
@@ -79,47 +150,12 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->mamba_proj_bias && linear_at(x, i);
 	case SM_C_MNORM:
 		return x->cfg->mamba_rms_norm && linear_at(x, i);
-	case SM_C_OPROJ:
-		return x->cfg->opt_word_embed_proj_dim != x->cfg->hidden_size;
-	case SM_C_OFNORM:
-		return x->cfg->opt_final_norm;
-	case SM_C_JWPE:
-		return x->cfg->jais_wpe;
 	case SM_C_ARES:
 		return x->cfg->arctic_residual && moe_at(x, i);
-	case SM_C_FLN2:
-		return x->cfg->falcon_ln == 2;
-	case SM_C_FLN1:
-		return x->cfg->falcon_ln == 1 || x->cfg->falcon_ln == 3;
-	case SM_C_FPOST:
-		return x->cfg->falcon_ln == 3;
-	case SM_C_VATTNB:
-		return x->cfg->v_attn_bias;
-	case SM_C_VQKN:
-		return x->cfg->v_qk_norm;
-	case SM_C_VLN:
-		return x->cfg->v_norm_ln;
-	case SM_C_VMASK:
-		return x->cfg->v_mask_token;
-	case SM_C_VPOS:
-		return x->cfg->v_abs_pos;
-	case SM_C_VPOOL:
-		return !x->cfg->v_mean_pool;
-	case SM_C_QWEN3:
-		return strcmp(x->cfg->lm_model_type, "qwen3") == 0 ||
-		       strcmp(x->cfg->lm_model_type, "qwen3_moe") == 0;
 	case SM_C_MBLATER:
 		return i > 0;
 	case SM_C_MBLATERB:
 		return i > 0 && x->cfg->mb_norm_bias;
-	case SM_C_NORMBIAS:
-		return x->cfg->mb_norm_bias;
-	case SM_C_TTYPES:
-		return x->cfg->rob_types > 0;
-	case SM_C_CLSBIAS:
-		return x->cfg->mb_cls_bias;
-	case SM_C_VQKVB:
-		return x->cfg->v_attn_bias;
 	case SM_C_QFCROSS: /* qf_cross >= 1: the loader's minimum */
 		return x->cfg->qf_cross > 0 && i % x->cfg->qf_cross == 0;
 	case SM_C_Z2HYB:
@@ -128,7 +164,9 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	case SM_C_Z2BLKB:
 	case SM_C_Z2ATTAD:
 		return shardmap_zamba2_cond(x->cfg, r->cond, i);
-	default: /* SM_C_MX, SM_C_NOMX (GPT-OSS's expert forms), Nemotron-H's, DeciLM's, SM_C_ALL */
+	default: /* the config switches, GPT-OSS's expert forms, Nemotron-H's, DeciLM's, SM_C_ALL */
+		if (cfg_switch(x->cfg, r->cond, &on))
+			return on;
 		return r->cond >= SM_C_NHATT && r->cond <= SM_C_NHMLPB
 		           ? shardmap_nemotron_h_cond(x->cfg, r->cond, i)
 		           : other_cond(x, r->cond, i);

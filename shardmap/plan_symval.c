@@ -160,75 +160,131 @@ static int64_t encoder_dim_value(const sm_dims *d, int sym)
 	}
 }
 
-int64_t shardmap_dim_value(const sm_dims *d, int sym)
+/* The sizes of MLA's low-rank projections and of the fused / doubled / per-head tensors:
+ * *v set and true, or false when sym is none of them. */
+static bool fused_dim_value(const sm_dims *d, int sym, int64_t *v)
+{
+	switch (sym) {
+	case SM_D_QLORA:
+		*v = d->q_lora_rank;
+		return true;
+	case SM_D_KVLORA:
+		*v = d->kv_lora_rank;
+		return true;
+	case SM_D_KVA:
+		*v = d->kv_lora_rank + d->qk_rope_dim;
+		return true;
+	case SM_D_QB:
+		*v = d->n_heads * (d->qk_nope_dim + d->qk_rope_dim);
+		return true;
+	case SM_D_KVB:
+		*v = d->n_heads * (d->qk_nope_dim + d->v_head_dim);
+		return true;
+	case SM_D_OV:
+		*v = d->n_heads * d->v_head_dim;
+		return true;
+	case SM_D_QKV:
+		*v = (d->n_heads + 2 * d->n_kv_heads) * d->head_dim;
+		return true;
+	case SM_D_I2:
+		*v = 2 * d->inter;
+		return true;
+	case SM_D_IE2:
+		*v = 2 * d->moe_inter;
+		return true;
+	case SM_D_ISH2:
+		*v = 2 * d->shared_inter;
+		return true;
+	case SM_D_Q2:
+		*v = 2 * d->n_heads * d->head_dim;
+		return true;
+	case SM_D_KVH:
+		*v = d->n_kv_heads;
+		return true;
+	case SM_D_Q3:
+		*v = 3 * d->n_heads * d->head_dim;
+		return true;
+	case SM_D_KV2:
+		*v = 2 * d->n_kv_heads * d->head_dim;
+		return true;
+	case SM_D_KVV:
+		*v = d->n_kv_heads * (d->v_head_dim > 0 ? d->v_head_dim : d->head_dim);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The text model's plain sizes (then fused_dim_value's): *v set and true, or false when sym is
+ * none of them. */
+static bool text_dim_value(const sm_dims *d, int sym, int64_t *v)
 {
 	switch (sym) {
 	case SM_D_ONE:
-		return 1;
+		*v = 1;
+		return true;
 	case SM_D_HID:
-		return d->hidden;
+		*v = d->hidden;
+		return true;
 	case SM_D_Q:
-		return d->n_heads * d->head_dim;
+		*v = d->n_heads * d->head_dim;
+		return true;
 	case SM_D_KV:
-		return d->n_kv_heads * d->head_dim;
+		*v = d->n_kv_heads * d->head_dim;
+		return true;
 	case SM_D_HD:
-		return d->head_dim;
+		*v = d->head_dim;
+		return true;
 	case SM_D_I:
-		return d->inter;
+		*v = d->inter;
+		return true;
 	case SM_D_V:
-		return d->vocab;
+		*v = d->vocab;
+		return true;
 	case SM_D_E:
-		return d->n_experts;
+		*v = d->n_experts;
+		return true;
 	case SM_D_IE:
-		return d->moe_inter;
+		*v = d->moe_inter;
+		return true;
 	case SM_D_ISH:
-		return d->shared_inter;
-	case SM_D_QLORA:
-		return d->q_lora_rank;
-	case SM_D_KVLORA:
-		return d->kv_lora_rank;
-	case SM_D_KVA:
-		return d->kv_lora_rank + d->qk_rope_dim;
-	case SM_D_QB:
-		return d->n_heads * (d->qk_nope_dim + d->qk_rope_dim);
-	case SM_D_KVB:
-		return d->n_heads * (d->qk_nope_dim + d->v_head_dim);
-	case SM_D_OV:
-		return d->n_heads * d->v_head_dim;
-	case SM_D_QKV:
-		return (d->n_heads + 2 * d->n_kv_heads) * d->head_dim;
-	case SM_D_I2:
-		return 2 * d->inter;
-	case SM_D_IE2:
-		return 2 * d->moe_inter;
-	case SM_D_ISH2:
-		return 2 * d->shared_inter;
-	case SM_D_Q2:
-		return 2 * d->n_heads * d->head_dim;
-	case SM_D_KVH:
-		return d->n_kv_heads;
-	case SM_D_Q3:
-		return 3 * d->n_heads * d->head_dim;
-	case SM_D_KV2:
-		return 2 * d->n_kv_heads * d->head_dim;
-	case SM_D_KVV:
-		return d->n_kv_heads * (d->v_head_dim > 0 ? d->v_head_dim : d->head_dim);
+		*v = d->shared_inter;
+		return true;
 	case SM_D_WEP:
-		return d->opt_wep;
+		*v = d->opt_wep;
+		return true;
 	case SM_D_OPOS:
-		return d->opt_pos;
+		*v = d->opt_pos;
+		return true;
 	case SM_D_RPOS:
-		return d->rob_pos;
+		*v = d->rob_pos;
+		return true;
 	case SM_D_RTYPES:
-		return d->rob_types;
+		*v = d->rob_types;
+		return true;
 	case SM_D_NLAB:
-		return d->rob_labels;
+		*v = d->rob_labels;
+		return true;
 	case SM_D_H: /* GPT-OSS attention sinks, one per head */
-		return d->n_heads;
+		*v = d->n_heads;
+		return true;
 	case SM_D_EZ:
-		return d->n_experts + d->n_zero;
+		*v = d->n_experts + d->n_zero;
+		return true;
 	case SM_D_ZAR:
-		return d->z_rank;
+		*v = d->z_rank;
+		return true;
+	default:
+		return fused_dim_value(d, sym, v);
+	}
+}
+
+int64_t shardmap_dim_value(const sm_dims *d, int sym)
+{
+	int64_t v;
+	if (text_dim_value(d, sym, &v))
+		return v;
+	switch (sym) {
 	case SM_D_VE:
 	case SM_D_V3E:
 	case SM_D_VI:
