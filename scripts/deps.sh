@@ -3,7 +3,7 @@
 # Debian packages through apt-get (as root); test tools through pip.
 set -euo pipefail
 
-PKGS="build-essential pkg-config libnng-dev librocksdb-dev libprotobuf-c-dev \
+PKGS="build-essential lld pkg-config libnng-dev librocksdb-dev libprotobuf-c-dev \
 protobuf-c-compiler libcmocka-dev libcurl4-openssl-dev libjansson-dev libinih-dev \
 libxxhash-dev libssl-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross libmicrohttpd-dev clang-format python3 python3-pip \
 python3-numpy python3-torch python3-pytest curl openssl bc"
