@@ -6,7 +6,9 @@
 #
 # Each test runs under a time limit (WT_TEST_TIMEOUT seconds, default 600): a
 # hung test is killed, reported as failed with its elapsed time, and the
-# suite goes on. Per-test wall times are printed so slow tests are visible.
+# suite goes on. Per-test wall times and CPU seconds (user + system of the test
+# and every process it waited for) are printed so slow tests are visible, and at
+# the end the pass's CPU in all and its heaviest tests (what a CI minute costs).
 # Each test's output goes to a log first and is printed when it ends; the
 # last lines of every failed test's log are printed again before the summary,
 # so a CI report that keeps only the tail still shows why a test failed.
@@ -43,6 +45,7 @@ fail=0
 skip=0
 failed=""
 skipped=""
+cpu_total=0
 logs=$(mktemp -d "${TMPDIR:-/tmp}/wt-tests.XXXXXX") || exit 1
 trap 'rm -rf "$logs"' EXIT
 n=0
@@ -55,20 +58,34 @@ run_to_log() {
 	local k=$1 t0 rc
 	shift
 	t0=$(date +%s)
-	# a file, not a pipe: a daemon a broken test leaves behind cannot hold the suite
-	timeout --kill-after=10 "$LIMIT" "$@" >"$logs/$k.log" 2>&1
+	# a file, not a pipe: a daemon a broken test leaves behind cannot hold the suite; the
+	# subshell's `times` (second line: its children's user and system time) is the test's CPU
+	(
+		timeout --kill-after=10 "$LIMIT" "$@" >"$logs/$k.log" 2>&1
+		rc=$?
+		times >"$logs/$k.cpu" # not in a pipeline: that would be another subshell's
+		exit "$rc"
+	)
 	rc=$?
-	echo "$rc $(($(date +%s) - t0))" >"$logs/$k.rc"
+	echo "$rc $(($(date +%s) - t0)) $(cpu_secs <"$logs/$k.cpu")" >"$logs/$k.rc"
+}
+
+# times' second line, "1m2.500s 0m0.250s" (children's user, system) -> "62.8" (their sum, s)
+cpu_secs() {
+	awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }
+	       printf "%.1f\n", t }'
 }
 
 # Print test number $1's log and result, and count it.
 report() {
-	local k=$1 rc secs cmd=${cmd_of[$1]}
-	read -r rc secs <"$logs/$k.rc"
+	local k=$1 rc secs cpu cmd=${cmd_of[$1]}
+	read -r rc secs cpu <"$logs/$k.rc"
+	cpu_total=$(awk -v a="$cpu_total" -v b="$cpu" 'BEGIN { printf "%.1f", a + b }')
+	echo "$cpu $cmd" >>"$logs/cpu.list"
 	echo "== $cmd"
 	cat "$logs/$k.log"
 	[ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "!! $cmd timed out after ${LIMIT}s"
-	echo "-- $cmd rc=$rc ${secs}s"
+	echo "-- $cmd rc=$rc ${secs}s cpu ${cpu}s"
 	if [ "$rc" = 0 ]; then
 		pass=$((pass + 1))
 	elif [ "$rc" = 77 ]; then
@@ -160,5 +177,7 @@ done
 [ -n "$failed" ] && echo "failed:$failed"
 label=suite
 case "$BUILD" in *asan*) label=asan ;; esac
+echo "$label: CPU ${cpu_total} s in all (user + system); the most:" \
+	"$(sort -rn "$logs/cpu.list" | head -n 8 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $NF, $1 }')"
 echo "$label: $pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -16,7 +16,8 @@ fail() {
 mkdir -p "$T/b/tests" "$T/tests/integration"
 printf '#!/bin/sh\nsleep 1; echo offline-broke; exit 1\n' >"$T/b/tests/test_fixtures"
 printf '#!/bin/sh\nexit 77\n' >"$T/b/tests/test_kernels"
-printf '#!/bin/sh\necho foreground-ok\n' >"$T/b/tests/test_cache"
+printf '#!/bin/sh\ni=0; while [ $i -lt 300000 ]; do i=$((i + 1)); done; echo foreground-ok\n' \
+	>"$T/b/tests/test_cache"
 printf 'echo offline-script-ok\n' >"$T/tests/integration/shard_cli.sh"
 chmod +x "$T"/b/tests/*
 for lane in 1 0; do
@@ -29,6 +30,12 @@ for lane in 1 0; do
 	grep -q 'the last 60 lines of test_fixtures' <<<"$out" || fail "lane=$lane: no log tail"
 	grep -q '^offline-broke$' <<<"$out" || fail "lane=$lane: the failed test's output is missing"
 	grep -q '^offline-script-ok$' <<<"$out" || fail "lane=$lane: the offline script did not run"
+	# the busy test's CPU seconds on its line, and in the pass's total and its heaviest
+	cpu=$(sed -n 's|^-- b/tests/test_cache rc=0 [0-9]*s cpu \([0-9.]*\)s$|\1|p' <<<"$out")
+	awk -v c="$cpu" 'BEGIN { exit !(c >= 0.05) }' ||
+		fail "lane=$lane: the busy test's CPU is '$cpu': $(grep test_cache <<<"$out")"
+	grep -q '^suite: CPU [0-9.]* s in all (user + system); the most: .*test_cache [0-9.]* s' \
+		<<<"$out" || fail "lane=$lane: no CPU summary: $(grep '^suite' <<<"$out")"
 done
 B="$HERE/scripts/behind.sh"
 "$B" "$T/log" 'echo building; exit 3' true >"$T/out" 2>&1 && fail "behind.sh: a failed build passed"
