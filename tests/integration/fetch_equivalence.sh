@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# fetch_equivalence.sh — for every fixture family and several layouts (TP 1/2/4,
-# EP for MoE, quantized), `weightctl fetch` from a real weightd writes, for
+# fetch_equivalence.sh — for every fixture family and several layouts (TP 2 and fp8-channel
+# on all; TP 1/4 and int8-channel on those that cover every partition kind; EP for MoE),
+# `weightctl fetch` from a real weightd writes, for
 # every rank, a file byte-identical to `weightctl shard` of the same layout; a
 # layout the model cannot take is exit 3 for both, and fetch leaves no file.
 # And Mistral's native format (params.json + consolidated*.safetensors: wt-mkckpt --format
@@ -60,13 +61,25 @@ check() {
 		done
 	done
 }
+# Every family at TP 2, TP 3 (usually refused) and fp8-channel TP 2; TP 1, TP 4 and
+# int8-channel with a bf16 cast only on the families that cover every partition kind (fams.sh's
+# SAN_FAMS) and those whose checkpoint is quantized: the daemon and `weightctl shard` run the
+# same planner and producer, and every family's layouts at TP 1/2/4/8 are proven offline
+# (shard_python.sh's numpy oracle, shard_cli.sh, the reference tests); what this script proves
+# is the serving path (registry, production, cache, chunks), per family. (All six layouts on
+# every family took 92 s of the plain pass's foreground on 163 families.)
+ALL_LAYOUTS="$SAN_FAMS llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block llama4_fbgemm"
 for f in $FAMS; do
-	check "$f" "" 1 1
 	check "$f" "" 2 1
-	check "$f" "" 4 1
 	check "$f" "" 3 1 # usually refused (heads not divisible): exit 3 for both
 	check "$f" "--quant fp8-channel" 2 1
-	check "$f" "--quant int8-channel --dtype bf16" 1 1
+	case " $ALL_LAYOUTS " in
+	*" $f "*)
+		check "$f" "" 1 1
+		check "$f" "" 4 1
+		check "$f" "--quant int8-channel --dtype bf16" 1 1
+		;;
+	esac
 	case $f in
 	mixtral | qwen2_moe | deepseek_v3 | deepseek_v2 | granitemoe | granitemoeshared | olmoe | phimoe | \
 		gpt_oss | llama4 | llama4_text | qwen3_next | glm4_moe | dots1 | ernie4_5_moe | qwen3_vl_moe | flex_olmo | \
