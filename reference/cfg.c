@@ -36,6 +36,7 @@
 #include "reference/plamo3.h"
 #include "reference/jais2.h"
 #include "reference/reference_int.h"
+#include "reference/mimo_v2.h"
 #include "reference/step3.h"
 #include "reference/teleflm.h"
 #include "reference/solar.h"
@@ -507,6 +508,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		           : ref_cfg_phimoe(c, json, len, err);
 	else if (c->step3) /* likewise (DeepSeek-MoE's router) */
 		rv = ref_cfg_step3(c, arch, json, len, err);
+	else if (c->mimo_v2) /* likewise (mimo_v2.c) */
+		rv = ref_cfg_mimo_v2(c, json, len, err);
 	else if (c->afmoe) /* before cfg_fam.c's glm4_moe, whose router it shares */
 		rv = ref_cfg_afmoe(c, arch, json, len, err);
 	else if (c->fused_ckpt || c->layernorm || c->ds_v2 || c->glm != 0 || c->qk_norm_full ||
@@ -542,7 +545,8 @@ bool ref_layer_is_moe(const ref_cfg *c, int64_t i)
 		       i >= c->moe_start && i <= c->moe_end;
 	if (c->jamba) /* expert_layer_period / _offset (ckpt.c), as the planner reads them */
 		return c->kind != REF_DENSE && ref_l4_bit(c->l4_moe, i);
-	if (c->llama4) /* moe_layers / interleave_moe_layer_step, as the planner reads them */
+	if (c->llama4 || c->mimo_v2) /* moe_layers (Llama 4: or interleave_moe_layer_step), as
+	                              * the planner reads them; MiMo-V2-Flash's moe_layer_freq */
 		return c->kind != REF_DENSE && ref_l4_bit(c->l4_moe, i);
 	if (c->step3) /* moe_layers_enum (step3.c) */
 		return ref_l4_bit(c->l4_moe, i);

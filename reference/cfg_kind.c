@@ -87,6 +87,7 @@ enum {
 	FAM_BAILING_V2,
 	FAM_AFMOE,
 	FAM_STEP3,
+	FAM_MIMO_V2,
 	FAM_TELEFLM,
 	FAM_SOLAR,
 	FAM_DEEPSEEK_MOE,
@@ -305,6 +306,8 @@ static const struct family_row families[] = {
     /* Step3TextForCausalLM (stepfun-ai/step3's language model; vLLM's step3_text.py): the
      * inter_norm / wq attention over one kv head, DeepSeek-MoE's softmax router (step3.c) */
     {"step3_text", REF_DEEPSEEK, false, 0, FAM_STEP3},
+    /* MiMoV2FlashForCausalLM (remote code; vLLM's mimo_v2_flash.py; mimo_v2.c) */
+    {"mimo_v2_flash", REF_DEEPSEEK, false, 0, FAM_MIMO_V2},
     /* DeepseekForCausalLM (remote code; vLLM's deepseek_v2.py with DeepseekAttention):
      * GLM-4.5's reading (Llama's attention over DeepSeek's MoE) with V2's softmax router */
     {"deepseek", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_MOE},
@@ -586,7 +589,11 @@ static void moe_switches(ref_cfg *c, const struct family_row *r)
 	c->ds_moe = r->fam == FAM_DEEPSEEK_MOE || c->step3;
 	c->bailing_v2 = r->fam == FAM_BAILING_V2;
 	c->afmoe = r->fam == FAM_AFMOE;
-	c->glm4_moe = r->fam == FAM_GLM4_MOE || c->dots1 || c->ds_moe || c->bailing_v2 || c->afmoe;
+	c->mimo_v2 = r->fam == FAM_MIMO_V2;
+	if (c->mimo_v2 && !(c->l4_moe[0] | c->l4_moe[1] | c->l4_moe[2] | c->l4_moe[3]))
+		c->kind = REF_DENSE; /* no moe_layer_freq layer: no MoE key read */
+	c->glm4_moe = r->fam == FAM_GLM4_MOE || c->dots1 || c->ds_moe || c->bailing_v2 ||
+	              c->afmoe || c->mimo_v2;
 	c->q3n = r->fam == FAM_QWEN3_NEXT;
 	c->cohere = r->fam == FAM_COHERE ? 1 : r->fam == FAM_COHERE2 ? 2 : 0;
 	if (c->q3n && c->E == 0) /* Qwen3NextDecoderLayer: num_experts 0, MLPs */

@@ -11,6 +11,7 @@
 #include "loader/loader_mistral.h"
 #include "reference/ckpt.h"
 #include "reference/decilm.h"
+#include "reference/mimo_v2.h"
 #include "reference/step3.h"
 #include "reference/reference_int.h"
 
@@ -299,6 +300,7 @@ static const struct {
     /* Code World Model's derived keys (loader/config_cwm.c; other model_types untouched) */
     {"ministral", config_cwm_keys},
     {"step3_text", config_step3_text_keys}, /* moe_top_k as num_experts_per_tok */
+    {"mimo_v2_flash", config_mimo_v2_flash_keys},
 };
 
 /* The sizes and MoE / MLA / quantization keys ckpt_config gives, as the reference names
@@ -424,6 +426,8 @@ int ref_cfg_from_ckpt(const ckpt_config *cc, const char *json, size_t len, ref_c
 		rv = family_layers(cc, fam, &c, err);
 	if (rv == WT_OK && fam != NULL && strcmp(fam, "nemotron_nas") == 0)
 		rv = ref_dl_layers(cc, json, len, &c, err); /* block_configs (decilm.c) */
+	if (rv == WT_OK && fam != NULL && strcmp(fam, "mimo_v2_flash") == 0)
+		rv = ref_mv_layers(cc, json, len, &c, err); /* hybrid_layer_pattern (mimo_v2.c) */
 	char *flat = NULL; /* the families whose own key names the reference reads renamed */
 	for (size_t i = 0;
 	     rv == WT_OK && fam != NULL && i < sizeof(json_keys) / sizeof(json_keys[0]); i++)

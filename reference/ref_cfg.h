@@ -578,6 +578,14 @@ typedef struct ref_cfg {
 	bool decilm;
 	uint64_t dl_attn[4], dl_ffn[4];
 	int32_t dl_kv[256], dl_I[256];
+	/* MiMo-V2-Flash (MiMoV2FlashForCausalLM, remote code; kind REF_DEEPSEEK with glm4_moe,
+	 * mimo_v2.c): layer i's attention the sliding kind [1] when bit i of local_mask is set (the
+	 * window, theta_local), else the full kind [0], of mv_h heads, mv_kv kv heads, mv_d q / k
+	 * and mv_vd v dims, RoPE on the first mv_rot; v times mv_vscale; sinks on the sliding
+	 * layers with mv_sinks; MoE layers l4_moe */
+	bool mimo_v2, mv_sinks;
+	int64_t mv_h[2], mv_kv[2], mv_d[2], mv_vd[2], mv_rot[2];
+	double mv_vscale;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

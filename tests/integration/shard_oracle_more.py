@@ -54,6 +54,10 @@ by rows (heads), o_proj by columns, its own gate_up merges (OWN_FUSED); the stac
 one at a time (step3_src) and left to expected()'s common expert rules (COMMON), EP and the w13
 order included: shard_oracle_step3.py.
 
+MiMoV2FlashForCausalLM (vLLM's mimo_v2_flash.py): each layer's q/k/v fused by its own heads with
+v heads of v_head_dim rows, the sinks by heads, the router whole, the experts to COMMON, the MTP
+tensors dropped (mimo_v2_src): shard_oracle_mimo_v2.py.
+
 SRCS: model_type -> the checkpoint's tensors rewritten before expected() reads them.
 """
 import re
@@ -67,6 +71,7 @@ from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_falcon_rw import falcon_rw, falcon_rw_cfg
 from shard_oracle_internlm2 import internlm2
 from shard_oracle_jais import jais, jais_cfg
+from shard_oracle_mimo_v2 import mimo_v2, mimo_v2_cfg, mimo_v2_src
 from shard_oracle_minicpm import minicpm, minicpm_cfg
 from shard_oracle_ouro import ouro
 from shard_oracle_plamo3 import plamo3
@@ -85,7 +90,8 @@ ORACLES["TeleChatForCausalLM"] = telechat2
 # the oracles that lay out their fused q/k/v and gate/up themselves: expected()'s fused pass (by
 # .query / .gate_proj names) skips them
 OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", "AfmoeForCausalLM",
-             "DeciLMForCausalLM", "Step3TextForCausalLM", "Plamo3ForCausalLM"}
+             "DeciLMForCausalLM", "Step3TextForCausalLM", "Plamo3ForCausalLM",
+             "MiMoV2FlashForCausalLM"}
 ORACLES["AfmoeForCausalLM"] = afmoe
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
@@ -94,6 +100,7 @@ ORACLES["OuroForCausalLM"] = ouro  # the early-exit gate by columns
 ORACLES["DeciLMForCausalLM"] = decilm  # per-layer kv heads and widths
 ORACLES["Step3TextForCausalLM"] = step3  # qkv_proj whole on every rank; experts: COMMON
 ORACLES["Plamo3ForCausalLM"] = plamo3  # its fused q/k/v and gate/up laid out itself
+ORACLES["MiMoV2FlashForCausalLM"] = mimo_v2  # per-layer sizes, v_head_dim; experts: COMMON
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
@@ -108,6 +115,7 @@ CFGS["ArcticForCausalLM"] = arctic_cfg
 CFGS["AfmoeForCausalLM"] = afmoe_cfg
 CFGS["DeciLMForCausalLM"] = decilm_cfg
 CFGS["Step3TextForCausalLM"] = step3_cfg
+CFGS["MiMoV2FlashForCausalLM"] = mimo_v2_cfg
 
 
 def grok1_src(src):
@@ -141,4 +149,4 @@ def bailing_v2_src(src):
 
 
 SRCS = {"grok-1": grok1_src, "mimo": mimo_src, "bailing_moe_v2": bailing_v2_src,
-        "step3_text": step3_src}
+        "step3_text": step3_src, "mimo_v2_flash": mimo_v2_src}
