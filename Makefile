@@ -140,6 +140,12 @@ $(BUILD)/obj/%.o: %.c $(PROTO_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
+# The test programs' own sources (tests/test_*.c: their cases and the helpers of the headers
+# they include, compiled again in each of ~340 files) at -Og: the code they test is the
+# modules', built as above. Compiling a sample of 37 of them: 10.8 CPU-s at -O2 and 4.6 at -O0;
+# test_shardmap_stablelm_epoch.c 529 ms at -O2, 229 at -Og (674 / 567 in the ASan build).
+$(BUILD)/obj/tests/test_%.o: CFLAGS_ALL += -Og
+
 # kernels/: vectorised loops, and float expressions evaluated exactly as written
 # (docs/format.md section 4.3 is byte-exact: no contraction into FMA, no fast-math).
 $(BUILD)/obj/kernels/%.o: CFLAGS_ALL += -O3 -ffp-contract=off -fno-trapping-math
