@@ -49,6 +49,9 @@ columns: shard_oracle_ouro.py.
 Plamo3ForCausalLM (vLLM's plamo3.py): q/k/v and gate/up fused in the checkpoint under
 model.layers.layers.{i}.mixer / .mlp, the rank's heads and rows: shard_oracle_plamo3.py.
 
+NomicBertModel (vLLM's bert_with_rope.py): its checkpoint names onto vLLM's, Wqkv by heads of
+each third, fc12 / fc11 merged into gate_up_proj gate first: shard_oracle_nomic.py.
+
 Step3TextForCausalLM (vLLM's step3_text.py): q/k/v joined whole into the replicated qkv_proj, wq
 by rows (heads), o_proj by columns, its own gate_up merges (OWN_FUSED); the stacked experts read
 one at a time (step3_src) and left to expected()'s common expert rules (COMMON), EP and the w13
@@ -68,6 +71,7 @@ from shard_oracle_falcon_rw import falcon_rw, falcon_rw_cfg
 from shard_oracle_internlm2 import internlm2
 from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_minicpm import minicpm, minicpm_cfg
+from shard_oracle_nomic import nomic, nomic_cfg
 from shard_oracle_ouro import ouro
 from shard_oracle_plamo3 import plamo3
 from shard_oracle_qwen import qwen
@@ -94,6 +98,7 @@ ORACLES["OuroForCausalLM"] = ouro  # the early-exit gate by columns
 ORACLES["DeciLMForCausalLM"] = decilm  # per-layer kv heads and widths
 ORACLES["Step3TextForCausalLM"] = step3  # qkv_proj whole on every rank; experts: COMMON
 ORACLES["Plamo3ForCausalLM"] = plamo3  # its fused q/k/v and gate/up laid out itself
+ORACLES["NomicBertModel"] = nomic  # onto vLLM's names, fc12 / fc11 merged gate first
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
@@ -108,6 +113,7 @@ CFGS["ArcticForCausalLM"] = arctic_cfg
 CFGS["AfmoeForCausalLM"] = afmoe_cfg
 CFGS["DeciLMForCausalLM"] = decilm_cfg
 CFGS["Step3TextForCausalLM"] = step3_cfg
+CFGS["NomicBertModel"] = nomic_cfg
 
 
 def grok1_src(src):
