@@ -10,6 +10,11 @@
  * max_trained_positions 2048, qkv_proj_bias true, type_vocab_size 2. A rope_scaling object is
  * refused: the reference turns plain RoPE only (vLLM's default serving ignores
  * rotary_scaling_factor and builds no scaling without rope_scaling).
+ * GTE v1.5 (model_type new), as vLLM's GteNewModelConfig reads NewConfig: layer_norm_eps,
+ * rope_theta, rotary_dim = rotary_emb_dim else head_dim, max_position_embeddings,
+ * type_vocab_size (0: no table); absent, NewConfig's defaults (the remote
+ * configuration.py of Alibaba-NLP/new-impl, read from a stored copy): 1e-12, 10000, 2048, 1.
+ * Every Linear but gate_up_proj is biased (GteNewModel's bias switch, true).
  */
 #include <jansson.h>
 
@@ -57,12 +62,38 @@ static int nomic_keys(ref_cfg *c, json_t *root, wt_errbuf *err)
 	return WT_OK;
 }
 
+static int gte_keys(ref_cfg *c, json_t *root, wt_errbuf *err)
+{
+	double eps = 0, theta = 0, types = 0, maxp = 0, rd = 0;
+	int rv = br_real(root, "layer_norm_eps", 1e-12, &eps, err);
+	if (rv == WT_OK)
+		rv = br_real(root, "rope_theta", 10000, &theta, err);
+	if (rv == WT_OK)
+		rv = br_real(root, "type_vocab_size", 1, &types, err);
+	if (rv == WT_OK)
+		rv = br_real(root, "max_position_embeddings", 2048, &maxp, err);
+	if (rv == WT_OK)
+		rv = br_real(root, "rotary_emb_dim", (double)c->d, &rd, err);
+	c->br_bias = true;
+	c->eps = eps;
+	c->theta = theta;
+	c->n_types = (int64_t)types;
+	c->max_pos = (int64_t)maxp;
+	c->rot_dim = (int64_t)rd;
+	if (rv == WT_OK && (rd < 0 || rd > (double)c->d || c->rot_dim % 2 != 0))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: rotary_emb_dim %g of head_dim %lld; the reference "
+		                 "needs an even count from 0 to head_dim",
+		                 rd, (long long)c->d);
+	return rv;
+}
+
 int ref_cfg_bert_rope(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
 {
 	json_t *root = ref_cfg_root(json, len, err);
 	if (root == NULL)
 		return err ? err->code : WT_ECORRUPT;
-	int rv = nomic_keys(c, root, err);
+	int rv = c->brope == 2 ? gte_keys(c, root, err) : nomic_keys(c, root, err);
 	json_t *rs = json_object_get(root, "rope_scaling");
 	if (rv == WT_OK && json_is_object(rs))
 		rv = wt_seterr(err, WT_EUNSUPPORTED,

@@ -498,4 +498,13 @@ static void check_nomic_bert(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "NomicBertModel") == 0);
 }
 
+/* GteNewModel (model_type new): BERT's dim names read as they are, one token type row */
+static void check_gte_new(const ckpt_config *cfg)
+{
+	assert_true(cfg->head_dim == 16 && cfg->num_key_value_heads == 8 &&
+	            cfg->intermediate_size == 192 && cfg->rob_types == 1 &&
+	            strcmp(cfg->model_type, "new") == 0 &&
+	            strcmp(cfg->architecture, "GteNewModel") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

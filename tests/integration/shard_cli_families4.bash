@@ -481,3 +481,18 @@ plan_has nomic_bert "embeddings.token_type_embeddings.weight *F32 *\[32, 128\]" 
 grep -q "emb_ln\|Wqkv\|fc1[12]\|norm[12]\." "$T/plan" && fail "nomic_bert: a checkpoint name: $(cat "$T/plan")"
 refused_edit nomic_bert 's/"activation_function": "swiglu"/"activation_function": "gelu"/' \
 	"activation_function"
+
+# GteNewModel (model_type new): NewModel's names onto vLLM's bert_with_rope.py (encoder.layer. as
+# encoder.layers., attention.qkv_proj / o_proj as attn.qkv_proj / out_proj by heads,
+# up_gate_proj re-merged gate first into gate_up_proj, no bias), the Linears quantized, the one
+# token type row padded to 64 (16 a rank at TP 4); a hidden_act other than gelu refused
+"$CTL" plan --model-dir "$T/gte_new" --tp-size 4 --tp-rank 1 --quant fp8-channel \
+	--rank-only >"$T/plan" || fail "plan gte_new"
+plan_has gte_new "embeddings.token_type_embeddings.weight *F32 *\[16, 128\]" \
+	"encoder.layers.0.attn.qkv_proj.weight *F8_E4M3 *\[96, 128\]" \
+	"encoder.layers.0.attn.out_proj.weight *F8_E4M3 *\[128, 32\]" \
+	"encoder.layers.0.mlp.gate_up_proj.weight *F8_E4M3 *\[96, 128\]" \
+	"encoder.layers.1.mlp.down_proj.weight *F8_E4M3 *\[128, 48\]" "encoder.layers.1.attn_ln.bias"
+grep -q "gate_up_proj.bias\|encoder\.layer\.\|up_gate\|attention\." "$T/plan" &&
+	fail "gte_new: a checkpoint name or a gate_up bias: $(cat "$T/plan")"
+refused_edit gte_new 's/"hidden_act": "gelu"/"hidden_act": "silu"/' "hidden_act"

@@ -51,6 +51,8 @@ model.layers.layers.{i}.mixer / .mlp, the rank's heads and rows: shard_oracle_pl
 
 NomicBertModel (vLLM's bert_with_rope.py): its checkpoint names onto vLLM's, Wqkv by heads of
 each third, fc12 / fc11 merged into gate_up_proj gate first: shard_oracle_nomic.py.
+GteNewModel (vLLM's bert_with_rope.py): NewModel's names onto vLLM's, qkv_proj by heads of each
+third, up_gate_proj [up; gate] re-merged gate first: shard_oracle_gte.py.
 
 Step3TextForCausalLM (vLLM's step3_text.py): q/k/v joined whole into the replicated qkv_proj, wq
 by rows (heads), o_proj by columns, its own gate_up merges (OWN_FUSED); the stacked experts read
@@ -68,6 +70,7 @@ from shard_oracle_decilm import decilm, decilm_cfg
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_falcon_rw import falcon_rw, falcon_rw_cfg
+from shard_oracle_gte import gte_new
 from shard_oracle_internlm2 import internlm2
 from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_minicpm import minicpm, minicpm_cfg
@@ -99,6 +102,7 @@ ORACLES["DeciLMForCausalLM"] = decilm  # per-layer kv heads and widths
 ORACLES["Step3TextForCausalLM"] = step3  # qkv_proj whole on every rank; experts: COMMON
 ORACLES["Plamo3ForCausalLM"] = plamo3  # its fused q/k/v and gate/up laid out itself
 ORACLES["NomicBertModel"] = nomic  # onto vLLM's names, fc12 / fc11 merged gate first
+ORACLES["GteNewModel"] = gte_new  # onto vLLM's names, up_gate_proj re-merged gate first
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
