@@ -534,6 +534,14 @@ static const class_default nomic_bert_defaults[] = {
     {"max_position_embeddings", false, 1024},
 };
 
+/* NewConfig's (GTE v1.5, model_type new: the remote configuration.py of Alibaba-NLP/new-impl, read
+ * from a stored copy) dims; type_vocab_size 1 is config.c's, the switches config_gte.c's. */
+static const class_default gte_new_defaults[] = {
+    {"vocab_size", false, 30528},       {"hidden_size", false, 768},
+    {"intermediate_size", false, 3072}, {"num_hidden_layers", false, 12},
+    {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 2048},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -585,6 +593,7 @@ static const struct {
     CLASS("mimo_v2_flash", mimo_v2_flash_defaults), /* MiMoV2FlashForCausalLM (config_mimo_v2.c) */
     CLASS("llama_bidirec", llama_bidirec_defaults), /* LlamaBidirectionalModel (config_bidir.c) */
     CLASS("nomic_bert", nomic_bert_defaults), /* NomicBertModel (config_nomic.c) */
+    CLASS("new", gte_new_defaults),           /* GteNewModel (config_gte.c) */
     /* clang-format on */
 };
 

@@ -5,9 +5,10 @@
  * (vllm/model_executor/models/config.py) and bert_with_rope.py build the model.
  *
  * NewConfig names its dims as BERT does (hidden_size, num_attention_heads, num_hidden_layers,
- * intermediate_size, vocab_size): read as they are; no class defaults are filled in (NewConfig's
- * signature was not read here), so config.json must give them, and type_vocab_size too (0: no
- * token_type_embeddings, as BertWithRopeEmbedding builds none). Refused naming the key: hidden_act
+ * intermediate_size, vocab_size): read as they are; absent, NewConfig's class defaults
+ * (config_defaults_remote.c; the remote configuration.py, read from a stored copy) fill them, and
+ * type_vocab_size is 1 (config.c; 0: no token_type_embeddings, as BertWithRopeEmbedding builds
+ * none). Refused naming the key: hidden_act
  * other than "gelu" (vLLM asserts it, then runs geglu), layer_norm_type other than "layer_norm"
  * (vLLM builds nn.LayerNorm whatever it says), position_embedding_type other than "rope" /
  * "rotary" (BertWithRopeEmbedding raises), pack_qkv false (vLLM maps only the packed
@@ -64,11 +65,5 @@ int config_gte_new_keys(json_t *v, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = bool_not(v, "logn_attention_scale", false, true,
 		              "vLLM's attention does not scale by log n", err);
-	json_t *tv = json_object_get(v, "type_vocab_size");
-	if (rv == WT_OK && (tv == NULL || json_is_null(tv)))
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: type_vocab_size is absent: NewConfig's default is not "
-		    "read here (0 builds no token_type_embeddings); give it");
 	return rv;
 }

@@ -291,7 +291,7 @@ static int parse_rest(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	int rv = parse_rope(f, c, err);
 	if (rv == WT_OK && c->kind == REF_BERT && c->modernbert)
 		rv = parse_modernbert(f, c, err);
-	else if (rv == WT_OK && c->kind == REF_BERT)
+	else if (rv == WT_OK && c->kind == REF_BERT && !c->brope) /* brope: cfg_bert_rope.c */
 		rv = parse_bert(f, c, err);
 	if (rv == WT_OK && ref_is_mla(c))
 		rv = check_mla(c, err);
@@ -437,7 +437,9 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	int rv = read_common(c, family, arch, json, len, f, err);
 	if (rv != WT_OK)
 		return rv;
-	if (c->longcat)
+	if (c->brope)
+		rv = ref_cfg_bert_rope(c, json, len, err);
+	else if (c->longcat)
 		rv = ref_cfg_longcat(c, arch, json, len, err);
 	else if (c->gpt2)
 		rv = ref_cfg_gpt2(c, arch, json, len, err);
@@ -572,8 +574,8 @@ void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 
 size_t ref_out_rows(const ref_cfg *c, size_t n_tok)
 {
-	return c->kind == REF_BERT &&
-	               ((!c->roberta && !c->modernbert && !c->bt_tok) || c->rb_cls || c->mb_cls)
+	return c->kind == REF_BERT && ((!c->roberta && !c->modernbert && !c->bt_tok && !c->brope) ||
+	                               c->rb_cls || c->mb_cls)
 	           ? n_tok + 1
 	           : n_tok;
 }

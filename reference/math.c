@@ -141,6 +141,12 @@ static void rope_rot(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t rd
 	}
 }
 
+void ref_rope_part(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t rd, int64_t ld,
+                   double theta)
+{
+	rope_rot(x, T, n_heads, d, rd, ld, theta, 1.0, NULL, 1.0, false);
+}
+
 void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta,
                      double factor)
 {

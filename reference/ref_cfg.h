@@ -79,6 +79,12 @@ typedef struct ref_cfg {
 	 * n_labels logits, then zeros; mb_cls_gelu: classifier_activation is gelu (the only one
 	 * its head runs) */
 	bool mb_tok, mb_cls_gelu;
+	/* vLLM's bert_with_rope.py encoders (bert_rope.c; kind REF_BERT with brope 1: nomic_bert,
+	 * 2: gte_new): post-norm LayerNorm blocks, rotate-half RoPE of base theta on rot_dim dims,
+	 * the gated MLP (Nomic silu, GTE exact GELU), n_types token type rows (0: no table);
+	 * br_bias: Nomic's qkv_proj_bias (every Linear's bias; GTE: all but gate_up_proj's) */
+	int brope;
+	bool br_bias;
 	/* The decoder sequence classifiers (llama_cls, mistral_cls, qwen2_cls, qwen3_cls, gpt2_cls;
 	 * kind REF_DENSE): the decoder without lm_head, then score.weight [n_labels, hid] (no bias)
 	 * on every token's final hidden state: n_labels scores per token (transformers' score is

@@ -587,6 +587,10 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	int64_t T = (int64_t)n_tok;
 	const float *emb;
 	ref_solar sk = {{NULL, NULL}};
+	if (c->kind == REF_BERT && c->brope) {
+		rv = ref_bert_rope_full(c, ck, tokens, T, &b, logits, err);
+		goto out;
+	}
 	if (c->kind == REF_BERT && c->modernbert) {
 		rv = ref_modernbert_full(c, ck, tokens, T, &b, logits, err);
 		goto out;

@@ -303,6 +303,9 @@ void ref_linear(float *y, const float *x, const float *w, const float *b, int64_
                 int64_t N);
 /* Rotate-half RoPE in place on heads of d at positions 0..T-1; x row stride `ld`. */
 void ref_rope(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta);
+/* Rotate-half RoPE of base theta on the first rd dims of each head of d (the rest untouched). */
+void ref_rope_part(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t rd, int64_t ld,
+                   double theta);
 /* ref_rope with linear scaling (transformers' "linear" rope_type): frequencies / factor. */
 void ref_rope_scaled(float *x, int64_t T, int64_t n_heads, int64_t d, int64_t ld, double theta,
                      double factor);

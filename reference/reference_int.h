@@ -268,6 +268,15 @@ int ref_modernbert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_
                            const int64_t *tokens, int64_t T, ref_bufs *b, float *out,
                            wt_errbuf *err);
 
+/* NomicBertModel / GteNewModel paths (bert_rope.c): the checkpoint s under its own names, or
+ * the ranks[TP] under vLLM's; out has T * hid floats: the last hidden state. */
+int ref_bert_rope_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T, ref_bufs *b,
+                       float *out, wt_errbuf *err);
+int ref_bert_rope_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, const int64_t *tokens,
+                          int64_t T, ref_bufs *b, float *out, wt_errbuf *err);
+/* Their config.json keys into c (cfg_bert_rope.c). */
+int ref_cfg_bert_rope(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
+
 /* OPTForCausalLM paths (opt.c): the checkpoint ck (model.decoder.* or decoder.*), or the
  * ranks[T] of a layout with Vl padded vocabulary rows each; logits [n_tok, V]. */
 int ref_opt_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok, float *logits,

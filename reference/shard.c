@@ -538,6 +538,10 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 	rv = ref_bufs_alloc(&s.b, c, n_tok, tokens, err);
 	if (rv != WT_OK)
 		return rv;
+	if (c->kind == REF_BERT && c->brope) {
+		rv = ref_bert_rope_sharded(c, ranks, s.T, tokens, s.n_tok, &s.b, logits, err);
+		goto out;
+	}
 	if (c->kind == REF_BERT && c->modernbert) {
 		rv =
 		    ref_modernbert_sharded(c, ranks, s.T, s.Vl, tokens, s.n_tok, &s.b, logits, err);

@@ -416,6 +416,8 @@ static const struct {
     {"plamo3", check_plamo3},
     {"pangu_dense", check_pangu_dense},
     {"llama_bidir_emb", check_llama_bidir_emb},
+    {"nomic_bert", check_nomic_bert},
+    {"gte_new", check_gte_new},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -488,4 +488,23 @@ static void check_llama_bidir_emb(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "LlamaBidirectionalModel") == 0);
 }
 
+/* NomicBertModel: GPT-2's n_* dims read onto BERT's names (n_inner as intermediate_size), the
+ * bias switches onto attention_bias / mlp_bias, type_vocab_size 2 */
+static void check_nomic_bert(const ckpt_config *cfg)
+{
+	assert_true(cfg->attention_bias && cfg->mlp_bias && cfg->head_dim == 16 &&
+	            cfg->num_key_value_heads == 8 && cfg->intermediate_size == 192 &&
+	            cfg->rob_types == 2 && strcmp(cfg->model_type, "nomic_bert") == 0 &&
+	            strcmp(cfg->architecture, "NomicBertModel") == 0);
+}
+
+/* GteNewModel (model_type new): BERT's dim names read as they are, one token type row */
+static void check_gte_new(const ckpt_config *cfg)
+{
+	assert_true(cfg->head_dim == 16 && cfg->num_key_value_heads == 8 &&
+	            cfg->intermediate_size == 192 && cfg->rob_types == 1 &&
+	            strcmp(cfg->model_type, "new") == 0 &&
+	            strcmp(cfg->architecture, "GteNewModel") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

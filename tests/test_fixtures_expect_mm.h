@@ -713,6 +713,17 @@ static const fam_expect fams_mm[] = {
     {"llama_bidir_emb", 20,
      4 * (1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 192 * 128)), 128, 4,
      2, 32, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* nomic_bert: F32; word 1000x128, token types 2x128, emb_ln; per layer Wqkv 384x128, out_proj
+     * 128x128, fc11 / fc12 192x128, fc2 128x192, every bias, norm1 / norm2 with biases */
+    {"nomic_bert", 32,
+     4 * (1000 * 128 + 4 * 128 + 2 * (384 * 129 + 128 * 129 + 2 * 192 * 129 + 128 * 193 + 4 * 128)),
+     128, 8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* gte_new: F32; word 1000x128, token types 1x128, embeddings.LayerNorm; per layer qkv_proj
+     * 384x128 and o_proj 128x128 with biases, up_gate_proj 384x128 (no bias), down_proj 128x192
+     * with its bias, attn_ln / mlp_ln with biases */
+    {"gte_new", 26,
+     4 * (1000 * 128 + 3 * 128 + 2 * (384 * 129 + 128 * 129 + 384 * 128 + 128 * 193 + 4 * 128)),
+     128, 8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -8,7 +8,7 @@
  * [gate_r; up_r] without a bias; the LayerNorms whole; encoder.layer renamed encoder.layers; the
  * "new." prefix of the classifier's base model stripped; pooler / classifier tensors skipped;
  * every Linear quantized. Hand slices at TP 2 and 4, int8-channel TP 2, fp8-channel TP 4,
- * coverage at TP 1, 2, 4, 8, and every refusal. Seed fixed.
+ * coverage at TP 1, 2, 4, 8, NewConfig's class defaults, and every refusal. Seed fixed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -236,7 +236,6 @@ static void test_gte_new_errors(void **state)
 	                   "\"use_memory_efficient_attention\":true"),
 	        2, 1, 0, true);
 	fx_close(&f);
-	fx_refused(tm_gt("", 2, 0, 0), GT_CFG(""), WT_EUNSUPPORTED, "type_vocab_size", "give it");
 	fx_refused(tm_gt("", 2, 0, 0), GT_CFG(TV0 ",\"hidden_act\":1"), WT_ECORRUPT, "hidden_act",
 	           "not a string");
 	fx_refused(tm_gt("", 2, 0, 0), GT_CFG(TV0 ",\"pack_qkv\":\"yes\""), WT_ECORRUPT, "pack_qkv",
@@ -247,9 +246,6 @@ static void test_gte_new_errors(void **state)
 	fx_refused(tm_gt("", 2, 2, 0), GT_CFG(TV0), WT_EUNSUPPORTED, TT, "type_vocab_size is 0");
 	fx_refused(tm_gt("", 2, 0, 0), GT_CFG(",\"type_vocab_size\":2"), WT_ENOTFOUND, TT,
 	           "missing");
-	/* no class defaults: a dimension left out is not guessed */
-	fx_refused(tm_gt("", 2, 0, 0), GT_RAW(TV0), WT_ESHAPE, "mlp.down_proj.weight",
-	           "fix config.json");
 	fx_refused(tm_gt("", 2, 0, 0), GT_CFG(TV0 ",\"num_key_value_heads\":2"), WT_EUNSUPPORTED,
 	           "num_key_value_heads", "one key / value head");
 	fx_refused(tm_gt("", 2, 0, 0), GT_RAW(TV0 ",\"intermediate_size\":90"), WT_ESHAPE,
@@ -260,12 +256,34 @@ static void test_gte_new_errors(void **state)
 	           WT_EUNSUPPORTED, "'NewModel'", "");
 }
 
+/* NewConfig's class defaults (the remote configuration.py): type_vocab_size 1, so one token type
+ * row cut as the vocabulary is; intermediate_size 3072, 12 layers, hidden_size 768 where absent. */
+static void test_gte_new_defaults(void **state)
+{
+	(void)state;
+	fx f;
+	fx_open(&f, tm_gt("", 2, 1, 0), GT_CFG(""), 2, 1, 0, true);
+	fx_vocab_is(&f, 0, 2, TT, 1, 64, HID);
+	fx_close(&f);
+	fx_refused(tm_gt("", 2, 0, 0), GT_CFG(""), WT_ENOTFOUND, TT, "missing");
+	fx_refused(tm_gt("", 2, 0, 0), GT_RAW(TV0), WT_ESHAPE, "[64, 3072]", "fix config.json");
+	fx_refused(tm_gt("", 2, 0, 0),
+	           "{\"architectures\":[\"GteNewModel\"],\"model_type\":\"new\",\"hidden_size\":64,"
+	           "\"num_attention_heads\":8,\"vocab_size\":100,\"intermediate_size\":96" TV0 "}",
+	           WT_ENOTFOUND, "encoder.layer.2", "missing");
+	fx_refused(
+	    tm_gt("", 2, 0, 0),
+	    "{\"architectures\":[\"GteNewModel\"],\"model_type\":\"new\",\"num_attention_"
+	    "heads\":8,\"num_hidden_layers\":2,\"vocab_size\":100,\"intermediate_size\":96" TV0 "}",
+	    WT_ESHAPE, "768", "fix config.json");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_gte_new_slices), cmocka_unit_test(test_gte_new_layouts),
 	    cmocka_unit_test(test_gte_new_quant),  cmocka_unit_test(test_gte_new_coverage),
-	    cmocka_unit_test(test_gte_new_errors),
+	    cmocka_unit_test(test_gte_new_errors), cmocka_unit_test(test_gte_new_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

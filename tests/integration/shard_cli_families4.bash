@@ -464,3 +464,35 @@ plan_has llama_bidir_emb "embed_tokens.weight *F32 *\[512, 128\]" \
 	"layers.0.mlp.down_proj.weight *I8 *\[128, 96\]" "norm.weight *F32 *\[128\]"
 grep -q "^ *lm_head\|^ *model\." "$T/plan" && fail "llama_bidir_emb: lm_head or model.: $(cat "$T/plan")"
 refused_edit llama_bidir_emb 's/"pooling": "avg"/"pooling": "mean"/' "pooling"
+
+# NomicBertModel (model_type nomic_bert): its checkpoint names onto vLLM's bert_with_rope.py
+# (emb_ln as embeddings.LayerNorm, Wqkv as qkv_proj by heads, fc12 / fc11 merged into
+# gate_up_proj, fc2 as down_proj, norm1 / norm2 as attn_ln / mlp_ln), the Linears quantized, the
+# 2 token type rows padded to 64 (32 a rank); the MoE release's gelu refused, naming the key
+"$CTL" plan --model-dir "$T/nomic_bert" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan nomic_bert"
+plan_has nomic_bert "embeddings.token_type_embeddings.weight *F32 *\[32, 128\]" \
+	"embeddings.LayerNorm.weight *F32 *\[128\]" \
+	"encoder.layers.1.attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"encoder.layers.0.attn.out_proj.weight *I8 *\[128, 64\]" \
+	"encoder.layers.0.mlp.gate_up_proj.weight *I8 *\[192, 128\]" \
+	"encoder.layers.0.mlp.gate_up_proj.bias *F32 *\[192\]" \
+	"encoder.layers.1.mlp.down_proj.weight *I8 *\[128, 96\]" "encoder.layers.1.mlp_ln.bias *F32"
+grep -q "emb_ln\|Wqkv\|fc1[12]\|norm[12]\." "$T/plan" && fail "nomic_bert: a checkpoint name: $(cat "$T/plan")"
+refused_edit nomic_bert 's/"activation_function": "swiglu"/"activation_function": "gelu"/' \
+	"activation_function"
+
+# GteNewModel (model_type new): NewModel's names onto vLLM's bert_with_rope.py (encoder.layer. as
+# encoder.layers., attention.qkv_proj / o_proj as attn.qkv_proj / out_proj by heads,
+# up_gate_proj re-merged gate first into gate_up_proj, no bias), the Linears quantized, the one
+# token type row padded to 64 (16 a rank at TP 4); a hidden_act other than gelu refused
+"$CTL" plan --model-dir "$T/gte_new" --tp-size 4 --tp-rank 1 --quant fp8-channel \
+	--rank-only >"$T/plan" || fail "plan gte_new"
+plan_has gte_new "embeddings.token_type_embeddings.weight *F32 *\[16, 128\]" \
+	"encoder.layers.0.attn.qkv_proj.weight *F8_E4M3 *\[96, 128\]" \
+	"encoder.layers.0.attn.out_proj.weight *F8_E4M3 *\[128, 32\]" \
+	"encoder.layers.0.mlp.gate_up_proj.weight *F8_E4M3 *\[96, 128\]" \
+	"encoder.layers.1.mlp.down_proj.weight *F8_E4M3 *\[128, 48\]" "encoder.layers.1.attn_ln.bias"
+grep -q "gate_up_proj.bias\|encoder\.layer\.\|up_gate\|attention\." "$T/plan" &&
+	fail "gte_new: a checkpoint name or a gate_up bias: $(cat "$T/plan")"
+refused_edit gte_new 's/"hidden_act": "gelu"/"hidden_act": "silu"/' "hidden_act"

@@ -49,6 +49,11 @@ columns: shard_oracle_ouro.py.
 Plamo3ForCausalLM (vLLM's plamo3.py): q/k/v and gate/up fused in the checkpoint under
 model.layers.layers.{i}.mixer / .mlp, the rank's heads and rows: shard_oracle_plamo3.py.
 
+NomicBertModel (vLLM's bert_with_rope.py): its checkpoint names onto vLLM's, Wqkv by heads of
+each third, fc12 / fc11 merged into gate_up_proj gate first: shard_oracle_nomic.py.
+GteNewModel (vLLM's bert_with_rope.py): NewModel's names onto vLLM's, qkv_proj by heads of each
+third, up_gate_proj [up; gate] re-merged gate first: shard_oracle_gte.py.
+
 Step3TextForCausalLM (vLLM's step3_text.py): q/k/v joined whole into the replicated qkv_proj, wq
 by rows (heads), o_proj by columns, its own gate_up merges (OWN_FUSED); the stacked experts read
 one at a time (step3_src) and left to expected()'s common expert rules (COMMON), EP and the w13
@@ -69,10 +74,12 @@ from shard_oracle_decilm import decilm, decilm_cfg
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_falcon_rw import falcon_rw, falcon_rw_cfg
+from shard_oracle_gte import gte_new
 from shard_oracle_internlm2 import internlm2
 from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_mimo_v2 import mimo_v2, mimo_v2_cfg, mimo_v2_src
 from shard_oracle_minicpm import minicpm, minicpm_cfg
+from shard_oracle_nomic import nomic, nomic_cfg
 from shard_oracle_ouro import ouro
 from shard_oracle_plamo3 import plamo3
 from shard_oracle_qwen import qwen
@@ -101,6 +108,8 @@ ORACLES["DeciLMForCausalLM"] = decilm  # per-layer kv heads and widths
 ORACLES["Step3TextForCausalLM"] = step3  # qkv_proj whole on every rank; experts: COMMON
 ORACLES["Plamo3ForCausalLM"] = plamo3  # its fused q/k/v and gate/up laid out itself
 ORACLES["MiMoV2FlashForCausalLM"] = mimo_v2  # per-layer sizes, v_head_dim; experts: COMMON
+ORACLES["NomicBertModel"] = nomic  # onto vLLM's names, fc12 / fc11 merged gate first
+ORACLES["GteNewModel"] = gte_new  # onto vLLM's names, up_gate_proj re-merged gate first
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
@@ -116,6 +125,7 @@ CFGS["AfmoeForCausalLM"] = afmoe_cfg
 CFGS["DeciLMForCausalLM"] = decilm_cfg
 CFGS["Step3TextForCausalLM"] = step3_cfg
 CFGS["MiMoV2FlashForCausalLM"] = mimo_v2_cfg
+CFGS["NomicBertModel"] = nomic_cfg
 
 
 def grok1_src(src):
