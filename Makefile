@@ -238,8 +238,12 @@ test: deps
 	scripts/behind.sh build-asan/make.log '$(MAKE) -j$(JOBS) BUILD=build-asan SAN=1 tests' $(MAKE) check
 	$(MAKE) -j$(JOBS) BUILD=build-asan SAN=1 tests
 	@mkdir -p build-tsan
-	scripts/behind.sh build-tsan/make.log '$(TSAN_MAKE)' $(MAKE) asan
-	$(MAKE) tsan
+	scripts/behind.sh build-tsan/make.log '$(TSAN_MAKE)' env WT_TEST_THEN='$(TSAN_THEN)' $(MAKE) asan
+
+# In make test, the ThreadSanitizer pass runs inside the ASan pass (scripts/run-tests.sh's
+# WT_TEST_THEN): once its build behind has ended, after the ASan pass's foreground tests and
+# beside its offline lane.
+TSAN_THEN = scripts/behind.sh --await build-tsan/make.log && scripts/tsan-run.sh build-tsan $(TSAN_TESTS)
 
 asan:
 	$(MAKE) BUILD=build-asan SAN=1 check

@@ -5,18 +5,33 @@
 # wait for both. Fails when either failed; a failed build's last lines are
 # printed. `make test` builds the next sanitizer pass this way while a test
 # pass runs: the tests wait on sockets and clocks much of the time, and the
-# build takes only the CPU time they leave.
+# build takes only the CPU time they leave. The build's exit status goes to
+# LOG.rc when it ends, so that CMD can wait for it:
+# behind.sh --await LOG — wait until the build behind that writes LOG has ended;
+# exit 0 when it succeeded, 1 (naming LOG) when it failed.
 set -u
+if [ "${1:-}" = --await ] && [ $# = 2 ]; then
+	until [ -s "$2.rc" ]; do
+		sleep 1
+	done
+	[ "$(cat "$2.rc")" = 0 ] && exit 0
+	echo "behind.sh: the build writing $2 failed (exit $(cat "$2.rc"))" >&2
+	exit 1
+fi
 [ $# -ge 3 ] || {
-	echo "usage: $0 LOG 'BUILD COMMAND' CMD..." >&2
+	echo "usage: $0 LOG 'BUILD COMMAND' CMD... | $0 --await LOG" >&2
 	exit 2
 }
 log=$1
 bg=$2
 shift 2
+rm -f "$log.rc"
 (
 	chrt --idle -p 0 "$BASHPID" >/dev/null 2>&1 || renice -n 19 -p "$BASHPID" >/dev/null 2>&1
-	exec bash -c "$bg"
+	bash -c "$bg"
+	rc=$?
+	echo "$rc" >"$log.rc"
+	exit "$rc"
 ) >"$log" 2>&1 &
 pid=$!
 "$@"

@@ -37,6 +37,13 @@ for lane in 1 0; do
 	grep -q '^suite: CPU [0-9.]* s in all (user + system); the most: .*test_cache [0-9.]* s' \
 		<<<"$out" || fail "lane=$lane: no CPU summary: $(grep '^suite' <<<"$out")"
 done
+# WT_TEST_THEN: run after the foreground tests and counted; its failure fails the suite
+out=$(cd "$T" && WT_TEST_THEN='echo then-ran' BUILD=b bash "$HERE/scripts/run-tests.sh" 2>&1)
+grep -q '^then-ran$' <<<"$out" && grep -q '^suite: 3 passed, 1 failed, 1 skipped$' <<<"$out" ||
+	fail "WT_TEST_THEN: not run or not counted: $(tail -n 3 <<<"$out")"
+out=$(cd "$T" && WT_TEST_THEN='exit 4' BUILD=b bash "$HERE/scripts/run-tests.sh" 2>&1)
+grep -q '^-- bash -c exit 4 rc=4 ' <<<"$out" && grep -q '^suite: 2 passed, 2 failed, 1 skipped$' <<<"$out" ||
+	fail "WT_TEST_THEN: a failing command not counted as failed: $(tail -n 3 <<<"$out")"
 B="$HERE/scripts/behind.sh"
 "$B" "$T/log" 'echo building; exit 3' true >"$T/out" 2>&1 && fail "behind.sh: a failed build passed"
 grep -q '^building$' "$T/out" || fail "behind.sh: the failed build's log was not printed"
@@ -45,4 +52,12 @@ grep -q '^building$' "$T/out" || fail "behind.sh: the failed build's log was not
 "$B" "$T/log" 'chrt -p $$; ps -o ni= -p $$' true || fail "behind.sh: the build's policy could not be read"
 grep -q 'SCHED_IDLE' "$T/log" || grep -qx ' *19' "$T/log" ||
 	fail "behind.sh: the build ran neither SCHED_IDLE nor nice 19: $(cat "$T/log")"
+# --await LOG: the foreground waits for the build behind, and fails when it failed
+"$B" "$T/log" "sleep 1; echo built >'$T/log.out'" bash -c "\"$B\" --await '$T/log' && cat '$T/log.out'" \
+	>"$T/out" 2>&1 || fail "behind.sh --await: $(cat "$T/out")"
+grep -q '^built$' "$T/out" || fail "behind.sh --await returned before the build ended: $(cat "$T/out")"
+"$B" "$T/log" 'sleep 1; exit 5' "$B" --await "$T/log" >"$T/out" 2>&1 &&
+	fail "behind.sh --await: a failed build passed"
+grep -q 'the build writing .* failed (exit 5)' "$T/out" ||
+	fail "behind.sh --await: the failure not named: $(cat "$T/out")"
 echo "test_runner: ok"
