@@ -25,6 +25,9 @@
 # waits). The offline tests are reported after the others.
 # WT_TEST_LANE=0 runs them first, in the foreground, as before.
 set -u
+# (the tests do not inherit it: test_runner.sh runs this script itself)
+then_cmd=${WT_TEST_THEN:-}
+unset WT_TEST_THEN
 BUILD=${BUILD:-build}
 LIMIT=${WT_TEST_TIMEOUT:-600}
 export WT_BUILD=$BUILD
@@ -81,7 +84,9 @@ report() {
 	local k=$1 rc secs cpu cmd=${cmd_of[$1]}
 	read -r rc secs cpu <"$logs/$k.rc"
 	cpu_total=$(awk -v a="$cpu_total" -v b="$cpu" 'BEGIN { printf "%.1f", a + b }')
-	echo "$cpu $cmd" >>"$logs/cpu.list"
+	local name=${cmd##*/}
+	case $cmd in "bash -c "*) name="(WT_TEST_THEN)" ;; esac
+	echo "$cpu $name" >>"$logs/cpu.list"
 	echo "== $cmd"
 	cat "$logs/$k.log"
 	[ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "!! $cmd timed out after ${LIMIT}s"
@@ -169,8 +174,8 @@ done
 # the lane still runs, counted as a test; make test runs the ThreadSanitizer pass so, during
 # the ASan pass's lane (which ran about half a minute past the foreground tests, and the
 # ThreadSanitizer pass after it left one core idle for two minutes).
-if [ -n "${WT_TEST_THEN:-}" ]; then
-	run_one bash -c "$WT_TEST_THEN"
+if [ -n "$then_cmd" ]; then
+	run_one bash -c "$then_cmd"
 fi
 if [ -n "$lane_pid" ]; then
 	wait "$lane_pid"
@@ -185,6 +190,6 @@ done
 label=suite
 case "$BUILD" in *asan*) label=asan ;; esac
 echo "$label: CPU ${cpu_total} s in all (user + system); the most:" \
-	"$(sort -rn "$logs/cpu.list" | head -n 8 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $NF, $1 }')"
+	"$(sort -rn "$logs/cpu.list" | head -n 8 | awk '{ printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1 }')"
 echo "$label: $pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -18,13 +18,14 @@ printf '#!/bin/sh\nsleep 1; echo offline-broke; exit 1\n' >"$T/b/tests/test_fixt
 printf '#!/bin/sh\nexit 77\n' >"$T/b/tests/test_kernels"
 printf '#!/bin/sh\ni=0; while [ $i -lt 300000 ]; do i=$((i + 1)); done; echo foreground-ok\n' \
 	>"$T/b/tests/test_cache"
+printf '#!/bin/sh\necho "then=${WT_TEST_THEN:-unset}"\n' >"$T/b/tests/test_then_env"
 printf 'echo offline-script-ok\n' >"$T/tests/integration/shard_cli.sh"
 chmod +x "$T"/b/tests/*
 for lane in 1 0; do
 	out=$(cd "$T" && WT_TEST_LANE=$lane BUILD=b bash "$HERE/scripts/run-tests.sh" 2>&1)
 	rc=$?
 	[ "$rc" != 0 ] || fail "lane=$lane: a failing offline test left the suite at exit 0"
-	grep -q '^suite: 2 passed, 1 failed, 1 skipped$' <<<"$out" ||
+	grep -q '^suite: 3 passed, 1 failed, 1 skipped$' <<<"$out" ||
 		fail "lane=$lane: counts wrong: $(tail -n 1 <<<"$out")"
 	grep -q '^failed: b/tests/test_fixtures$' <<<"$out" || fail "lane=$lane: failed test not named"
 	grep -q 'the last 60 lines of test_fixtures' <<<"$out" || fail "lane=$lane: no log tail"
@@ -39,10 +40,11 @@ for lane in 1 0; do
 done
 # WT_TEST_THEN: run after the foreground tests and counted; its failure fails the suite
 out=$(cd "$T" && WT_TEST_THEN='echo then-ran' BUILD=b bash "$HERE/scripts/run-tests.sh" 2>&1)
-grep -q '^then-ran$' <<<"$out" && grep -q '^suite: 3 passed, 1 failed, 1 skipped$' <<<"$out" ||
+grep -q '^then=unset$' <<<"$out" || fail "WT_TEST_THEN: the tests inherit it (test_runner.sh runs in the ASan pass)"
+grep -q '^then-ran$' <<<"$out" && grep -q '^suite: 4 passed, 1 failed, 1 skipped$' <<<"$out" ||
 	fail "WT_TEST_THEN: not run or not counted: $(tail -n 3 <<<"$out")"
 out=$(cd "$T" && WT_TEST_THEN='exit 4' BUILD=b bash "$HERE/scripts/run-tests.sh" 2>&1)
-grep -q '^-- bash -c exit 4 rc=4 ' <<<"$out" && grep -q '^suite: 2 passed, 2 failed, 1 skipped$' <<<"$out" ||
+grep -q '^-- bash -c exit 4 rc=4 ' <<<"$out" && grep -q '^suite: 3 passed, 2 failed, 1 skipped$' <<<"$out" ||
 	fail "WT_TEST_THEN: a failing command not counted as failed: $(tail -n 3 <<<"$out")"
 B="$HERE/scripts/behind.sh"
 "$B" "$T/log" 'echo building; exit 3' true >"$T/out" 2>&1 && fail "behind.sh: a failed build passed"
