@@ -145,10 +145,11 @@ done
 [ "$twice" -ge 6 ] || fail "only $twice families were run twice"
 "$CTL" shard --model-dir "$T/mixtral" --tp-size 1 --tp-rank 0 --ep-size 4 --ep-rank 3 \
 	--out "$T/ep.st" || fail "mixtral ep shard"
-# each family's own checks (four files: this one had grown past 800 lines)
+# each family's own checks (five files: this one had grown past 800 lines)
 . "$(dirname "$0")/shard_cli_families1.bash"
 . "$(dirname "$0")/shard_cli_families2.bash"
 . "$(dirname "$0")/shard_cli_families3.bash"
+. "$(dirname "$0")/shard_cli_families3b.bash"
 . "$(dirname "$0")/shard_cli_families4.bash"
 # Maverick's FP8 release (quant_method fbgemm_fp8): fp8-channel keeps the codes, one F32
 # scale per emitted row; modules_to_not_convert stay BF16; an FP8 tensor in a kept
