@@ -430,6 +430,23 @@ static int read_common(ref_cfg *c, const char *family, const char *arch, const c
 	return WT_OK;
 }
 
+/* What some families read on top of the family whose keys ref_cfg_finish read for them. */
+static int read_addons(ref_cfg *c, const char *arch, const char *json, size_t len, wt_errbuf *err)
+{
+	int rv = WT_OK;
+	if (c->minimax) /* Mixtral's keys, its residual factors here */
+		rv = ref_cfg_minimax(c, arch, json, len, err);
+	if (rv == WT_OK && c->arctic) /* Mixtral's keys, its layer pattern here */
+		rv = ref_cfg_arctic(c, json, len, err);
+	if (rv == WT_OK && c->teleflm) /* Llama's keys, the muP multipliers here */
+		rv = ref_cfg_teleflm(c, json, len, err);
+	if (rv == WT_OK && c->solar) /* Llama's keys, the skip connections here */
+		rv = ref_cfg_solar(c, json, len, err);
+	if (rv == WT_OK && c->ouro) /* Qwen2's keys, the loop and its norms here */
+		rv = ref_cfg_ouro(c, json, len, err);
+	return rv;
+}
+
 int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char *json, size_t len,
                    wt_errbuf *err)
 {
@@ -521,16 +538,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_gemma(c, json, len, err);
 	else if (c->kind != REF_BERT)
 		rv = plain_rope(c, arch, f, json, len, err);
-	if (rv == WT_OK && c->minimax) /* Mixtral's keys above, its residual factors here */
-		rv = ref_cfg_minimax(c, arch, json, len, err);
-	if (rv == WT_OK && c->arctic) /* Mixtral's keys above, its layer pattern here */
-		rv = ref_cfg_arctic(c, json, len, err);
-	if (rv == WT_OK && c->teleflm) /* Llama's keys above, the muP multipliers here */
-		rv = ref_cfg_teleflm(c, json, len, err);
-	if (rv == WT_OK && c->solar) /* Llama's keys above, the skip connections here */
-		rv = ref_cfg_solar(c, json, len, err);
-	if (rv == WT_OK && c->ouro) /* Qwen2's keys above, the loop and its norms here */
-		rv = ref_cfg_ouro(c, json, len, err);
+	if (rv == WT_OK)
+		rv = read_addons(c, arch, json, len, err);
 	return rv != WT_OK ? rv : check_reals(c, err);
 }
 

@@ -563,6 +563,17 @@ static int embed_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, int6
 	return rv;
 }
 
+/* The encoders' own full passes (bert_rope.c, modernbert.c, bert.c). */
+static int encoder_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, int64_t T,
+                        ref_bufs *b, float *out, wt_errbuf *err)
+{
+	if (c->brope)
+		return ref_bert_rope_full(c, ck, tokens, T, b, out, err);
+	if (c->modernbert)
+		return ref_modernbert_full(c, ck, tokens, T, b, out, err);
+	return ref_bert_full(c, ck, tokens, T, b, out, err);
+}
+
 int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok,
                      float *logits, int64_t *routes, wt_errbuf *err)
 {
@@ -587,16 +598,8 @@ int ref_forward_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_
 	int64_t T = (int64_t)n_tok;
 	const float *emb;
 	ref_solar sk = {{NULL, NULL}};
-	if (c->kind == REF_BERT && c->brope) {
-		rv = ref_bert_rope_full(c, ck, tokens, T, &b, logits, err);
-		goto out;
-	}
-	if (c->kind == REF_BERT && c->modernbert) {
-		rv = ref_modernbert_full(c, ck, tokens, T, &b, logits, err);
-		goto out;
-	}
 	if (c->kind == REF_BERT) {
-		rv = ref_bert_full(c, ck, tokens, T, &b, logits, err);
+		rv = encoder_full(c, ck, tokens, T, &b, logits, err);
 		goto out;
 	}
 	if ((rv = embed_full(c, ck, tokens, T, b.x, &emb, err)))
