@@ -31,9 +31,25 @@ static int br_real(json_t *root, const char *key, double dflt, double *out, wt_e
 	return WT_OK;
 }
 
+/* A whole-number key from 0 to 1e9 (absent or null: dflt), as an integer: a larger or
+ * fractional value is refused before any cast (a double past int64's range is undefined). */
+static int br_count(json_t *root, const char *key, double dflt, int64_t *out, wt_errbuf *err)
+{
+	double v = 0;
+	int rv = br_real(root, key, dflt, &v, err);
+	if (rv != WT_OK)
+		return rv;
+	if (!(v >= 0.0 && v <= 1e9) || v != (double)(int64_t)v)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: '%s' is %g; it must be a whole number from 0 to 1e9",
+		                 key, v);
+	*out = (int64_t)v;
+	return WT_OK;
+}
+
 static int nomic_keys(ref_cfg *c, json_t *root, wt_errbuf *err)
 {
-	double eps = 0, base = 0, frac = 0, theta = 0, types = 0, maxp = 0;
+	double eps = 0, base = 0, frac = 0, theta = 0;
 	int rv = br_real(root, "layer_norm_epsilon", 1e-5, &eps, err);
 	if (rv == WT_OK)
 		rv = br_real(root, "rotary_emb_base", 1000, &base, err);
@@ -42,19 +58,18 @@ static int nomic_keys(ref_cfg *c, json_t *root, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = br_real(root, "rotary_emb_fraction", 0.0, &frac, err);
 	if (rv == WT_OK)
-		rv = br_real(root, "type_vocab_size", 2, &types, err);
+		rv = br_count(root, "type_vocab_size", 2, &c->n_types, err);
 	if (rv == WT_OK)
-		rv = br_real(root, "max_trained_positions", 2048, &maxp, err);
+		rv = br_count(root, "max_trained_positions", 2048, &c->max_pos, err);
 	if (rv != WT_OK)
 		return rv;
 	json_t *qb = json_object_get(root, "qkv_proj_bias");
 	c->br_bias = qb == NULL || json_is_null(qb) || json_is_true(qb);
 	c->eps = eps;
 	c->theta = theta;
-	c->n_types = (int64_t)types;
-	c->max_pos = (int64_t)maxp;
-	c->rot_dim = (int64_t)((double)c->d * frac);
-	if (!(frac >= 0.0 && frac <= 1.0) || c->rot_dim % 2 != 0)
+	bool frac_ok = frac >= 0.0 && frac <= 1.0; /* checked before the cast below */
+	c->rot_dim = frac_ok ? (int64_t)((double)c->d * frac) : -1;
+	if (!frac_ok || c->rot_dim % 2 != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: rotary_emb_fraction %g of head_dim %lld turns %lld "
 		                 "dims; the reference needs an even count from 0 to head_dim",
@@ -64,28 +79,27 @@ static int nomic_keys(ref_cfg *c, json_t *root, wt_errbuf *err)
 
 static int gte_keys(ref_cfg *c, json_t *root, wt_errbuf *err)
 {
-	double eps = 0, theta = 0, types = 0, maxp = 0, rd = 0;
+	double eps = 0, theta = 0;
 	int rv = br_real(root, "layer_norm_eps", 1e-12, &eps, err);
 	if (rv == WT_OK)
 		rv = br_real(root, "rope_theta", 10000, &theta, err);
 	if (rv == WT_OK)
-		rv = br_real(root, "type_vocab_size", 1, &types, err);
+		rv = br_count(root, "type_vocab_size", 1, &c->n_types, err);
 	if (rv == WT_OK)
-		rv = br_real(root, "max_position_embeddings", 2048, &maxp, err);
+		rv = br_count(root, "max_position_embeddings", 2048, &c->max_pos, err);
 	if (rv == WT_OK)
-		rv = br_real(root, "rotary_emb_dim", (double)c->d, &rd, err);
+		rv = br_count(root, "rotary_emb_dim", (double)c->d, &c->rot_dim, err);
+	if (rv != WT_OK)
+		return rv;
 	c->br_bias = true;
 	c->eps = eps;
 	c->theta = theta;
-	c->n_types = (int64_t)types;
-	c->max_pos = (int64_t)maxp;
-	c->rot_dim = (int64_t)rd;
-	if (rv == WT_OK && (rd < 0 || rd > (double)c->d || c->rot_dim % 2 != 0))
+	if (c->rot_dim > c->d || c->rot_dim % 2 != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: rotary_emb_dim %g of head_dim %lld; the reference "
+		                 "config.json: rotary_emb_dim %lld of head_dim %lld; the reference "
 		                 "needs an even count from 0 to head_dim",
-		                 rd, (long long)c->d);
-	return rv;
+		                 (long long)c->rot_dim, (long long)c->d);
+	return WT_OK;
 }
 
 int ref_cfg_bert_rope(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)

@@ -180,6 +180,10 @@ static void test_gte_keys(void **state)
 	                 WT_EUNSUPPORTED);
 	assert_int_equal(keys_of("{\"rotary_emb_dim\": 32}", &c), WT_EUNSUPPORTED);
 	assert_int_equal(keys_of("{\"rope_theta\": \"big\"}", &c), WT_ECORRUPT);
+	/* counts past int64's range or not whole: refused before any cast (undefined) */
+	assert_int_equal(keys_of("{\"max_position_embeddings\": 1e300}", &c), WT_ECORRUPT);
+	assert_int_equal(keys_of("{\"type_vocab_size\": -1}", &c), WT_ECORRUPT);
+	assert_int_equal(keys_of("{\"rotary_emb_dim\": 1e19}", &c), WT_ECORRUPT);
 }
 
 int main(void)

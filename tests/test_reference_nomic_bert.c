@@ -183,6 +183,10 @@ static void test_nomic_keys(void **state)
 	assert_int_equal(keys_of("{\"rotary_emb_fraction\": 1.5}", &c), WT_EUNSUPPORTED);
 	assert_int_equal(keys_of("{\"rotary_emb_base\": 1}", &c), WT_EUNSUPPORTED);
 	assert_int_equal(keys_of("{\"layer_norm_epsilon\": \"small\"}", &c), WT_ECORRUPT);
+	/* counts past int64's range or not whole: refused before any cast (undefined) */
+	assert_int_equal(keys_of("{\"type_vocab_size\": 1e300}", &c), WT_ECORRUPT);
+	assert_int_equal(keys_of("{\"max_trained_positions\": 2.5}", &c), WT_ECORRUPT);
+	assert_int_equal(keys_of("{\"rotary_emb_fraction\": -1e300}", &c), WT_EUNSUPPORTED);
 }
 
 int main(void)
