@@ -8,11 +8,18 @@
 # build takes only the CPU time they leave. The build's exit status goes to
 # LOG.rc when it ends, so that CMD can wait for it:
 # behind.sh --await LOG — wait until the build behind that writes LOG has ended;
-# exit 0 when it succeeded, 1 (naming LOG) when it failed.
+# exit 0 when it succeeded, 1 (naming LOG) when it failed or when no status came
+# within WT_AWAIT_SECONDS (default 1800: no build behind writes LOG).
 set -u
 if [ "${1:-}" = --await ] && [ $# = 2 ]; then
+	waited=0
 	until [ -s "$2.rc" ]; do
+		if [ "$waited" -ge "${WT_AWAIT_SECONDS:-1800}" ]; then
+			echo "behind.sh: no build behind wrote $2.rc within ${waited} s" >&2
+			exit 1
+		fi
 		sleep 1
+		waited=$((waited + 1))
 	done
 	[ "$(cat "$2.rc")" = 0 ] && exit 0
 	echo "behind.sh: the build writing $2 failed (exit $(cat "$2.rc"))" >&2

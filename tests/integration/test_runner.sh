@@ -62,4 +62,8 @@ grep -q '^built$' "$T/out" || fail "behind.sh --await returned before the build 
 	fail "behind.sh --await: a failed build passed"
 grep -q 'the build writing .* failed (exit 5)' "$T/out" ||
 	fail "behind.sh --await: the failure not named: $(cat "$T/out")"
+# --await on a LOG no build writes: a clear failure after WT_AWAIT_SECONDS, not a hang
+WT_AWAIT_SECONDS=1 timeout 20 "$B" --await "$T/none" >"$T/out" 2>&1
+[ $? = 1 ] && grep -q 'no build behind wrote .*none.rc' "$T/out" ||
+	fail "behind.sh --await without a build: $(cat "$T/out")"
 echo "test_runner: ok"
