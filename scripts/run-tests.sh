@@ -17,13 +17,13 @@
 # they assert; CPU-bound) run in a background lane, WT_TEST_JOBS at a time
 # (default: 2, or 1 on a one-core machine), under the SCHED_IDLE policy
 # (nice 19 where it cannot be set): they take only the CPU time nothing else
-# wants. Every other test runs alone in the foreground meanwhile, one after
-# another, so the timing of the daemon, client and fault tests is never shared
-# with another test of its kind, and an offline test never delays one of them
-# (the daemon and fault tests wait on sockets and clocks most of the time;
-# before, the offline tests ran first and the machine idled through those
-# waits). The offline tests are reported after the others.
-# WT_TEST_LANE=0 runs them first, in the foreground, as before.
+# wants, and an offline test never delays a daemon, client or fault test.
+# Every other test runs in the foreground meanwhile, WT_TEST_FG_JOBS at a time
+# (default: 2, or 1 on a one-core machine), each reported when it ends: those
+# tests wait on sockets and clocks most of the time (a pass's foreground took
+# 312 s of wall time for 106 CPU-s one at a time, and each pass ended with it).
+# WT_TEST_FG_JOBS=1 runs them one after another. The offline tests are reported
+# after the others. WT_TEST_LANE=0 runs them first, in the foreground.
 set -u
 # (the tests do not inherit it: test_runner.sh runs this script itself)
 then_cmd=${WT_TEST_THEN:-}
@@ -43,6 +43,11 @@ OFFLINE=(test_config_sweep test_header_sweep 'test_reference*' test_fixtures
 NOT_OFFLINE=(test_shardmap_plan)
 cores=$(nproc 2>/dev/null || echo 1)
 JOBS=${WT_TEST_JOBS:-$([ "$cores" -ge 2 ] && echo 2 || echo 1)}
+FG_JOBS=${WT_TEST_FG_JOBS:-$([ "$cores" -ge 2 ] && echo 2 || echo 1)}
+case $FG_JOBS in '' | *[!0-9]* | 0)
+	echo "run-tests.sh: WT_TEST_FG_JOBS must be a whole number >= 1, not '$FG_JOBS'" >&2
+	exit 2 ;;
+esac
 pass=0
 fail=0
 skip=0
@@ -103,13 +108,6 @@ report() {
 	fi
 }
 
-run_one() {
-	n=$((n + 1))
-	cmd_of[n]="$*"
-	run_to_log "$n" "$@"
-	report "$n"
-}
-
 offline() {
 	local o b
 	b=$(basename "$1")
@@ -166,19 +164,47 @@ elif [ "${#ks[@]}" -gt 0 ]; then
 	) &
 	lane_pid=$!
 fi
+# The foreground: FG_JOBS tests at a time, each reported when it ends (fg_k: pid -> number).
+declare -A fg_k=()
+lane_done=0
+# Wait for one foreground test to end and report it (the lane ending first is noted).
+fg_reap() {
+	local pid
+	while :; do
+		pid=""
+		wait -n -p pid
+		[ -z "$pid" ] && return 0 # no job left
+		if [ "$pid" = "$lane_pid" ]; then
+			lane_done=1
+			continue
+		fi
+		[ -n "${fg_k[$pid]:-}" ] || continue
+		report "${fg_k[$pid]}"
+		unset "fg_k[$pid]"
+		return 0
+	done
+}
+fg_start() {
+	while [ "${#fg_k[@]}" -ge "$FG_JOBS" ]; do fg_reap; done
+	n=$((n + 1))
+	cmd_of[n]="$*"
+	run_to_log "$n" "$@" &
+	fg_k[$!]=$n
+}
 for t in "${tests[@]}"; do
 	# shellcheck disable=SC2086 # "bash FILE" is two words on purpose
-	offline "${t##* }" || run_one $t
+	offline "${t##* }" || fg_start $t
 done
-# WT_TEST_THEN: one more foreground command (a shell string) after the foreground tests, while
-# the lane still runs, counted as a test; make test runs the ThreadSanitizer pass so, during
-# the ASan pass's lane (which ran about half a minute past the foreground tests, and the
-# ThreadSanitizer pass after it left one core idle for two minutes).
+# WT_TEST_THEN: one more foreground command (a shell string) after the foreground tests have
+# started, while the lane still runs, counted as a test; make test runs the ThreadSanitizer
+# pass so, during the ASan pass's lane (which ran about half a minute past the foreground
+# tests, and the ThreadSanitizer pass after it left one core idle for two minutes).
 if [ -n "$then_cmd" ]; then
-	run_one bash -c "$then_cmd"
+	fg_start bash -c "$then_cmd"
 fi
+while [ "${#fg_k[@]}" -gt 0 ]; do fg_reap; done
 if [ -n "$lane_pid" ]; then
-	wait "$lane_pid"
+	[ "$lane_done" = 1 ] || wait "$lane_pid"
 	for k in "${ks[@]}"; do report "$k"; done
 fi
 for f in $failed_logs; do

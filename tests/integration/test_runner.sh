@@ -2,7 +2,9 @@
 # test_runner.sh — the suite's own runner and make test's build helper, on fake
 # tests in a temp folder: scripts/run-tests.sh counts an offline test that fails
 # (background lane) as failed, prints its log's tail and exits non-zero, counts a
-# skip (77) as skipped, in both WT_TEST_LANE modes; scripts/behind.sh fails when
+# skip (77) as skipped, in both WT_TEST_LANE modes, runs WT_TEST_FG_JOBS foreground
+# tests side by side (one at a time at 1); scripts/tsan-run.sh passes nng's reports
+# only and runs WT_TSAN_JOBS side by side; scripts/behind.sh fails when
 # the build behind fails (its log printed) or the foreground fails, and runs
 # the build under SCHED_IDLE (or nice 19).
 set -u
@@ -46,6 +48,51 @@ grep -q '^then-ran$' <<<"$out" && grep -q '^suite: 4 passed, 1 failed, 1 skipped
 out=$(cd "$T" && WT_TEST_THEN='exit 4' BUILD=b bash "$HERE/scripts/run-tests.sh" 2>&1)
 grep -q '^-- bash -c exit 4 rc=4 ' <<<"$out" && grep -q '^suite: 3 passed, 2 failed, 1 skipped$' <<<"$out" ||
 	fail "WT_TEST_THEN: a failing command not counted as failed: $(tail -n 3 <<<"$out")"
+# WT_TEST_FG_JOBS: two foreground tests that each wait for the other to start both pass
+# at 2 (run side by side, each reported), and time out waiting at 1 (one after another)
+mkdir -p "$T/p/b/tests" "$T/p/tests/integration"
+for me in a b; do
+	other=$([ "$me" = a ] && echo b || echo a)
+	cat >"$T/p/b/tests/test_meet_$me" <<EOF
+#!/bin/sh
+touch "$T/p/on_$me"; i=0
+while [ ! -f "$T/p/on_$other" ]; do
+	[ \$i -ge 40 ] && { echo no-$other; exit 1; }
+	i=\$((i + 1)); sleep 0.1
+done
+echo met-$other
+EOF
+done
+chmod +x "$T"/p/b/tests/*
+out=$(cd "$T/p" && WT_TEST_FG_JOBS=2 BUILD=b bash "$HERE/scripts/run-tests.sh" 2>&1)
+grep -q '^met-a$' <<<"$out" && grep -q '^met-b$' <<<"$out" && grep -q '^suite: 2 passed, 0 failed, 0 skipped$' <<<"$out" ||
+	fail "WT_TEST_FG_JOBS=2: the foreground tests did not run side by side: $out"
+rm -f "$T/p/on_a" "$T/p/on_b"
+out=$(cd "$T/p" && WT_TEST_FG_JOBS=1 BUILD=b bash "$HERE/scripts/run-tests.sh" 2>&1)
+grep -q '^suite: 1 passed, 1 failed, 0 skipped$' <<<"$out" ||
+	fail "WT_TEST_FG_JOBS=1: the foreground tests ran side by side: $(tail -n 3 <<<"$out")"
+(cd "$T/p" && WT_TEST_FG_JOBS=x BUILD=b bash "$HERE/scripts/run-tests.sh" >"$T/out" 2>&1)
+[ $? = 2 ] && grep -q 'WT_TEST_FG_JOBS must be a whole number' "$T/out" ||
+	fail "WT_TEST_FG_JOBS=x: not refused: $(cat "$T/out")"
+# scripts/tsan-run.sh: a ThreadSanitizer report of ours or a test's own failure fails the run,
+# nng's are named and passed; WT_TSAN_JOBS=2 runs two side by side (the pair above meets)
+mkdir -p "$T/ts/tests"
+cp "$T"/p/b/tests/test_meet_* "$T/ts/tests/"
+printf '#!/bin/sh\necho "SUMMARY: ThreadSanitizer: data race /x/libnng.so in nni_f"\n' >"$T/ts/tests/test_nng"
+printf '#!/bin/sh\necho "WARNING: ThreadSanitizer: data race"\necho "SUMMARY: ThreadSanitizer: data race a.c:1 in f"\n' \
+	>"$T/ts/tests/test_race"
+printf '#!/bin/sh\necho own-failure; exit 3\n' >"$T/ts/tests/test_fails"
+chmod +x "$T"/ts/tests/*
+rm -f "$T/p/on_a" "$T/p/on_b"
+WT_TSAN_JOBS=2 "$HERE/scripts/tsan-run.sh" "$T/ts" test_meet_a test_meet_b test_nng >"$T/out" 2>&1 ||
+	fail "tsan-run.sh: two tests side by side and nng's report: $(cat "$T/out")"
+grep -q '^tsan: test_meet_a ok' "$T/out" && grep -q '^tsan: test_nng ok (0 s) (1 nng-internal' "$T/out" ||
+	fail "tsan-run.sh: verdicts: $(cat "$T/out")"
+WT_TSAN_JOBS=2 "$HERE/scripts/tsan-run.sh" "$T/ts" test_race test_nng test_fails >"$T/out" 2>&1 &&
+	fail "tsan-run.sh: a report of ours and a failing test passed: $(cat "$T/out")"
+grep -q '^tsan: test_race FAILED (exit 0, 1 report(s)' "$T/out" && grep -q '^WARNING: ThreadSanitizer' "$T/out" &&
+	grep -q '^tsan: test_fails FAILED (exit 3, 0 report(s)' "$T/out" && grep -q '^own-failure$' "$T/out" ||
+	fail "tsan-run.sh: failures not named with their evidence: $(cat "$T/out")"
 B="$HERE/scripts/behind.sh"
 "$B" "$T/log" 'echo building; exit 3' true >"$T/out" 2>&1 && fail "behind.sh: a failed build passed"
 grep -q '^building$' "$T/out" || fail "behind.sh: the failed build's log was not printed"
