@@ -1,7 +1,7 @@
 /*
- * family_roberta.c — RobertaModel and XLMRobertaModel encoders (docs/format.md section 2.7,
- * RoBERTa), as vLLM's roberta.py (RobertaEmbeddingModel: BertModel with RobertaEmbedding)
- * loads them.
+ * family_roberta.c — RobertaModel / RobertaForMaskedLM and XLMRobertaModel encoders
+ * (docs/format.md section 2.7, RoBERTa), as vLLM's roberta.py (RobertaEmbeddingModel: BertModel
+ * with RobertaEmbedding) loads them.
  *
  * BERT's layers (SM_RULES_BERT_LAYER). The embeddings: word_embeddings vocab-parallel
  * (VocabParallelEmbedding); position_embeddings [max_position_embeddings, hid] and
@@ -64,7 +64,10 @@ int shardmap_roberta_check(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-static const char *const roberta_archs[] = {"RobertaModel", NULL};
+/* RobertaForMaskedLM (FacebookAI/roberta-base / -large, distilroberta-base as the Hub saves them):
+ * vLLM's registry maps it onto RobertaEmbeddingModel, the same encoder; its MLM head lm_head.*
+ * is skipped there (skip_prefixes) and dropped and listed here. */
+static const char *const roberta_archs[] = {"RobertaModel", "RobertaForMaskedLM", NULL};
 static const char *const xlm_roberta_archs[] = {"XLMRobertaModel", NULL};
 
 #define ROBERTA_FAMILY(n, a)                                                                       \

@@ -27,24 +27,99 @@
 #include "reference/reference_int.h"
 #include "reference/ckpt.h"
 #include "kernels/kernels.h"
+#include "loader/loader_st.h"
 #include "tests/util/testutil.h"
 #include "tests/test_reference_util.h"
 
 #define HID 128
 #define L1  "encoder.layer.1."
 
+/* roberta_mlm: the roberta fixture as RobertaForMaskedLM saves it (FacebookAI/roberta-base's
+ * layout): every encoder tensor under roberta., no pooler, the MLM head lm_head.dense /
+ * layer_norm / bias (the decoder tied, not saved), architectures RobertaForMaskedLM. */
+static int write_mlm(void)
+{
+	model m = {0};
+	ref_set ck = {0};
+	ref_cfg c;
+	wt_errbuf err = {0};
+	open_model(&m, "roberta");
+	int rv = ref_load_ckpt(m.c, &c, &ck, &err);
+	close_model(&m);
+	static const struct {
+		const char *name;
+		int64_t n;
+	} head[] = {{"lm_head.dense.weight", HID * HID},
+	            {"lm_head.dense.bias", HID},
+	            {"lm_head.layer_norm.weight", HID},
+	            {"lm_head.layer_norm.bias", HID},
+	            {"lm_head.bias", 1000}};
+	enum { NH = sizeof(head) / sizeof(head[0]) };
+	st_desc *d = calloc(ck.n + NH, sizeof(*d));
+	const void **data = calloc(ck.n + NH, sizeof(*data));
+	char **names = calloc(ck.n, sizeof(*names));
+	float *hv = malloc((HID * HID) * sizeof(float));
+	assert_true(d != NULL && data != NULL && names != NULL && hv != NULL);
+	size_t n = 0;
+	for (size_t i = 0; rv == WT_OK && i < ck.n; i++) {
+		const ref_tensor *t = &ck.t[i];
+		if (strncmp(t->name, "pooler.", 7) == 0)
+			continue;
+		size_t nl = strlen(t->name) + 9;
+		names[i] = malloc(nl);
+		assert_non_null(names[i]);
+		snprintf(names[i], nl, "roberta.%s", t->name);
+		d[n] = (st_desc){names[i], t->dtype, t->ndim, {0}};
+		memcpy(d[n].shape, t->shape, sizeof(t->shape));
+		data[n++] = t->data;
+	}
+	for (int64_t k = 0; k < HID * HID; k++)
+		hv[k] = 0.05f * sinf(0.37f * (float)k);
+	for (size_t k = 0; k < NH; k++) { /* dense.weight [HID, HID], the rest 1-D */
+		d[n] = (st_desc){head[k].name, WT_F32, k == 0 ? 2 : 1, {0}};
+		d[n].shape[0] = k == 0 ? HID : head[k].n;
+		d[n].shape[1] = k == 0 ? HID : 0;
+		data[n++] = hv;
+	}
+	char *src = tu_path(g_root, "roberta"), *dir = tu_path(g_root, "roberta_mlm");
+	char *cpath = tu_path(src, "config.json"), *out = tu_path(dir, "model.safetensors");
+	size_t len = 0;
+	char *json = tu_read_file(cpath, &len);
+	if (rv == WT_OK)
+		rv = json != NULL && tu_write_file(dir, "config.json", json, len) == 0 ? WT_OK : -1;
+	if (rv == WT_OK)
+		rv = st_write_path(out, d, data, n, NULL, 0, &err);
+	if (rv == WT_OK)
+		edit_config(dir, "\"RobertaModel\"", "\"RobertaForMaskedLM\"");
+	for (size_t i = 0; i < ck.n; i++)
+		free(names[i]);
+	free(names);
+	free(d);
+	free(data);
+	free(hv);
+	free(json);
+	free(src);
+	free(dir);
+	free(cpath);
+	free(out);
+	ref_set_clear(&ck);
+	return rv == WT_OK ? 0 : -1;
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	static const char *fams[] = {"roberta", "xlm_roberta", "xlm_roberta_cls"};
-	return gen_fixtures("reference_roberta", fams, 3);
+	int rv = gen_fixtures("reference_roberta", fams, 3);
+	return rv == 0 ? write_mlm() : rv;
 }
 
 static void test_roberta_pass(void **state)
 {
 	(void)state;
-	static const char *const fams[] = {"roberta", "xlm_roberta", "xlm_roberta_cls"};
-	for (size_t i = 0; i < 3; i++) {
+	static const char *const fams[] = {"roberta", "xlm_roberta", "xlm_roberta_cls",
+	                                   "roberta_mlm"};
+	for (size_t i = 0; i < 4; i++) {
 		expect_pass(fams[i], 1, 1, WT_QUANT_NONE, 0);
 		expect_pass(fams[i], 2, 1, WT_QUANT_NONE, 0);
 		expect_pass(fams[i], 4, 1, WT_QUANT_NONE, 0);
@@ -91,6 +166,18 @@ static void test_roberta_transformers(void **state)
 	            sizeof(gold_roberta) / sizeof(gold_roberta[0]));
 	expect_gold("xlm_roberta", HID, GOLD_TOL, gold_xlm_roberta,
 	            sizeof(gold_xlm_roberta) / sizeof(gold_xlm_roberta[0]));
+	/* RobertaForMaskedLM (vLLM's RobertaEmbeddingModel: the encoder's last hidden state, the
+	 * MLM head unread): roberta's output bit for bit, so its golden points too */
+	expect_gold("roberta_mlm", HID, GOLD_TOL, gold_roberta,
+	            sizeof(gold_roberta) / sizeof(gold_roberta[0]));
+	float *a = malloc(N_TOK * HID * sizeof(float)), *b = malloc(N_TOK * HID * sizeof(float));
+	assert_true(a != NULL && b != NULL);
+	ref_cfg ca, cb;
+	full_logits("roberta", a, &ca);
+	full_logits("roberta_mlm", b, &cb);
+	assert_memory_equal(a, b, N_TOK * HID * sizeof(float));
+	free(a);
+	free(b);
 	/* the reranker: XLMRobertaForSequenceClassification's last hidden state (its encoder holds
 	 * xlm_roberta's bytes under roberta.) and its logit, row 7 (measured 1.5e-8; 1.5e-8 with
 	 * pads inside the sequence too) */
@@ -159,6 +246,10 @@ static void test_roberta_caught(void **state)
 	expect_swapped("xlm_roberta", 2, 1, L1 "attention.self.qkv_proj.weight",
 	               "qkv exchanged between ranks");
 	expect_swapped("roberta", 2, 1, L1 "output.dense.weight", "output.dense columns exchanged");
+	expect_swapped("roberta_mlm", 2, 1, L1 "attention.self.qkv_proj.weight",
+	               "qkv exchanged between ranks");
+	expect_zeroed("roberta_mlm", 4, 1, 3, L1 "output.dense.bias",
+	              "rank 3's output.dense bias zeroed");
 	expect_swapped("roberta", 2, 1, L1 "intermediate.dense.bias",
 	               "intermediate biases exchanged");
 	expect_caught("xlm_roberta", 2, 1, tamper_pos_row, "position table shifted");

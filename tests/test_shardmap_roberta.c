@@ -335,6 +335,108 @@ static void test_errors(void **state)
 	              "num_attention_heads 8");
 }
 
+/* RobertaForMaskedLM (FacebookAI/roberta-base's layout: the encoder under roberta., no pooler,
+ * the MLM head lm_head.dense / layer_norm / bias and, where a converted checkpoint keeps the
+ * tied copy, lm_head.decoder.*): vLLM's registry maps it onto RobertaEmbeddingModel, which
+ * skips lm_head.*. Every rank byte for byte RobertaModel's, the head dropped and listed. */
+static const char cfg_mlm[] = CFG("RobertaForMaskedLM", "roberta", POS_KEYS);
+
+static tm_model *mlm_model(void)
+{
+	tm_model *m = rb_model("roberta.", 2, POS, true);
+	tm_add2(m, "lm_head.decoder.weight", V, HID);
+	tm_add2(m, "lm_head.decoder.bias", V, 0);
+	return m;
+}
+
+static void test_mlm_slices(void **state)
+{
+	(void)state;
+	const sm_family *fam = shardmap_family_find("RobertaForMaskedLM", "roberta");
+	assert_non_null(fam);
+	assert_string_equal(fam->name, "roberta");
+	/* vLLM registers neither XLM-RoBERTa's nor BERT's masked LM */
+	assert_null(shardmap_family_find("XLMRobertaForMaskedLM", "xlm-roberta"));
+	assert_null(shardmap_family_find("BertForMaskedLM", "bert"));
+	static const uint32_t tps[] = {2, 4};
+	for (size_t i = 0; i < 2; i++) {
+		fx a, b;
+		fx_open(&a, rb_model("", 2, POS, false), cfg_rb, tps[i], 1, 0, true);
+		fx_open(&b, mlm_model(), cfg_mlm, tps[i], 1, 0, true);
+		for (uint32_t r = 0; r < tps[i]; r++) {
+			check_rank(&a, tps[i], r);
+			fx_same_rank(&a, &b, r, NULL);
+		}
+		static const char *const skipped[] = {"lm_head.bias",
+		                                      "lm_head.decoder.bias",
+		                                      "lm_head.decoder.weight",
+		                                      "lm_head.dense.bias",
+		                                      "lm_head.dense.weight",
+		                                      "lm_head.layer_norm.bias",
+		                                      "lm_head.layer_norm.weight",
+		                                      "roberta.embeddings.position_ids",
+		                                      "roberta.pooler.dense.bias",
+		                                      "roberta.pooler.dense.weight"};
+		size_t ns = sizeof(skipped) / sizeof(skipped[0]);
+		assert_int_equal(shardmap_n_skipped(b.p), ns);
+		for (size_t k = 0; k < ns; k++) {
+			bool found = false;
+			for (size_t j = 0; j < ns; j++)
+				found = found || strcmp(shardmap_skipped(b.p, j), skipped[k]) == 0;
+			if (!found)
+				fail_msg("'%s' not skipped", skipped[k]);
+		}
+		assert_false(shardmap_tied_lm_head(b.p));
+		fx_close(&a);
+		fx_close(&b);
+	}
+}
+
+/* int8-channel TP 2 and fp8-channel TP 4: the MLM layout's ranks byte for byte (codes and
+ * scales) RobertaModel's; coverage TP 1/2/4/8. */
+static void test_mlm_quant(void **state)
+{
+	(void)state;
+	static const wt_quant qs[] = {WT_QUANT_INT8_CHANNEL, WT_QUANT_FP8_CHANNEL};
+	for (int k = 0; k < 2; k++) {
+		wt_layout l;
+		wt_layout_init(&l);
+		l.tp_size = k ? 4 : 2;
+		l.quant = qs[k];
+		fx a, b;
+		fx_open_l(&a, rb_model("", 2, POS, false), cfg_rb, &l, true);
+		fx_open_l(&b, mlm_model(), cfg_mlm, &l, true);
+		for (uint32_t r = 0; r < l.tp_size; r++)
+			fx_same_rank(&a, &b, r, NULL);
+		assert_int_equal(info(&b, 1, L1 "output.dense.weight")->dtype,
+		                 k ? WT_F8_E4M3 : WT_I8);
+		fx_close(&a);
+		fx_close(&b);
+	}
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
+	coverage(mlm_model(), cfg_mlm, 8, lays, 4);
+}
+
+/* RobertaModel's refusals under the masked LM's name (rotary positions: vLLM builds Jina's
+ * model for them; is_decoder; pad_token_id past the positions), and a missing encoder tensor. */
+static void test_mlm_errors(void **state)
+{
+	(void)state;
+	fx_refused(mlm_model(),
+	           CFG("RobertaForMaskedLM", "roberta",
+	               POS_KEYS ",\"position_embedding_type\":\"rotary\""),
+	           WT_EUNSUPPORTED, "position_embedding_type", "absolute");
+	fx_refused(mlm_model(),
+	           CFG("RobertaForMaskedLM", "roberta", POS_KEYS ",\"is_decoder\":true"),
+	           WT_EUNSUPPORTED, "is_decoder", "false");
+	fx_refused(mlm_model(),
+	           CFG("RobertaForMaskedLM", "roberta",
+	               ",\"max_position_embeddings\":20,\"type_vocab_size\":1,\"pad_token_id\":19"),
+	           WT_ECORRUPT, "pad_token_id 19", "max_position_embeddings 20");
+	tm_model *m = mlm_model();
+	tm_remove(m, "roberta." L1 "intermediate.dense.weight");
+	fx_refused(m, cfg_mlm, WT_ENOTFOUND, "intermediate.dense.weight", "");
+}
 /* ---- sequence classifiers ---- */
 
 #define CLS_CFG(arch, rest)                                                                        \
@@ -474,7 +576,8 @@ int main(void)
 	    cmocka_unit_test(test_defaults),     cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_cls_slices),   cmocka_unit_test(test_cls_quant),
 	    cmocka_unit_test(test_cls_coverage), cmocka_unit_test(test_cls_labels),
-	    cmocka_unit_test(test_cls_errors),
+	    cmocka_unit_test(test_cls_errors),   cmocka_unit_test(test_mlm_slices),
+	    cmocka_unit_test(test_mlm_quant),    cmocka_unit_test(test_mlm_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
