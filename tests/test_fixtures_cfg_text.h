@@ -517,4 +517,13 @@ static void check_llama_bidir_cls(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "LlamaBidirectionalForSequenceClassification") == 0);
 }
 
+/* GritLM: model_type mistral read with MistralConfig's keys (GQA 4 / 2, head_dim 32), untied,
+ * the architecture vLLM's name for it */
+static void check_gritlm(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 32 && cfg->num_key_value_heads == 2 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "mistral") == 0 &&
+	            strcmp(cfg->architecture, "GritLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */
