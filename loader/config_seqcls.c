@@ -19,6 +19,10 @@
  * -20b-reward; remote code, vLLM's internlm2.py) likewise 1: v_head is RowParallelLinear(
  * hidden_size, 1); the rest is InternLM2Config's (model_type internlm2, config_internlm2.c).
  *
+ * LlamaBidirectionalForSequenceClassification (nvidia/llama-nemotron-rerank-1b-v2, model_type
+ * llama_bidirec: vLLM's as_seq_cls_model(LlamaForCausalLM)) is read as the above, over
+ * LlamaBidirectionalConfig's keys (config_bidir.c: pooling avg / cls / last).
+ *
  * GPT2ForSequenceClassification (vLLM's own class in gpt2.py, not as_seq_cls_model): num_labels
  * as above over GPT2Config's keys (config_gpt2.c); classifier_from_token / method are not read
  * (vLLM's online conversion applies to as_seq_cls_model only).
@@ -38,6 +42,7 @@ bool config_is_seqcls(const char *arch)
 	                                    "MistralForSequenceClassification",
 	                                    "Qwen2ForSequenceClassification",
 	                                    "Qwen3ForSequenceClassification",
+	                                    "LlamaBidirectionalForSequenceClassification",
 	                                    "Qwen2ForRewardModel",
 	                                    "Qwen2ForProcessRewardModel",
 	                                    "InternLM2ForRewardModel",

@@ -486,6 +486,7 @@ static const struct family_row families[] = {
     {"mistral_cls", REF_DENSE, false, 0, 0},
     {"qwen2_cls", REF_DENSE, false, 0, 0},
     {"qwen3_cls", REF_DENSE, true, 0, 0},
+    {"llama_bidir_cls", REF_DENSE, false, 0, 0}, /* bidir: llama_bidir_* */
     /* BERT's heads: BertModel under bert., then the pooler and classifier (bert_cls) or
      * the classifier on every token (bert_tok) */
     {"bert_cls", REF_BERT, false, 0, 0},
@@ -548,7 +549,7 @@ static void head_switches(ref_cfg *c, const char *family, const struct family_ro
 	c->dec_cls = (r->kind == REF_DENSE && strstr(family, "_cls") != NULL) || c->rm_head ||
 	             c->vh_cols || strcmp(family, "jamba_cls") == 0;
 	c->dec_emb = r->kind == REF_DENSE && strstr(family, "_emb") != NULL;
-	c->bidir = strcmp(family, "llama_bidir_emb") == 0;
+	c->bidir = strncmp(family, "llama_bidir_", 12) == 0;
 }
 
 /* Llama-like decoders: q/k norms, Gemma, fused checkpoints, OLMo, Granite. */

@@ -115,6 +115,7 @@ extern const sm_family shardmap_family_llama_cls;
 extern const sm_family shardmap_family_mistral_cls;
 extern const sm_family shardmap_family_qwen2_cls;
 extern const sm_family shardmap_family_qwen3_cls;
+extern const sm_family shardmap_family_llama_bidir_cls; /* family_seqcls.c */
 extern const sm_family shardmap_family_bert_cls;
 extern const sm_family shardmap_family_bert_tok;
 extern const sm_family shardmap_family_qwen2_5_omni;

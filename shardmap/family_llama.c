@@ -151,7 +151,10 @@ static int smollm3_check(const ckpt_config *c, wt_errbuf *err)
  * the same LlamaForCausalLM. */
 static const char *const llama_archs[] = {"LlamaForCausalLM", "LLaMAForCausalLM",
                                           "IQuestCoderForCausalLM", NULL};
-static const char *const mistral_archs[] = {"MistralForCausalLM", NULL};
+/* GritLM (parasail-ai/GritLM-7B-vllm: GritLM/GritLM-7B under vLLM's name): gritlm.py's GritLM
+ * subclasses LlamaForCausalLM and keeps its load_weights, lm_head included, in both runners (the
+ * pooling runner only turns is_causal off); its config is Mistral's. */
+static const char *const mistral_archs[] = {"MistralForCausalLM", "GritLM", NULL};
 static const char *const qwen2_archs[] = {"Qwen2ForCausalLM", NULL};
 static const char *const qwen3_archs[] = {"Qwen3ForCausalLM", NULL};
 static const char *const phi3_archs[] = {"Phi3ForCausalLM", NULL};

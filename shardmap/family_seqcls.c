@@ -4,6 +4,11 @@
  * Qwen2ForSequenceClassification and Qwen3ForSequenceClassification (Qwen3-Reranker-*-seq-cls),
  * docs/format.md section 2.7, as vLLM loads them: as_seq_cls_model (adapters.py) over its
  * LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM.
+ * LlamaBidirectionalForSequenceClassification (nvidia/llama-nemotron-rerank-1b-v2; model_type
+ * llama_bidirec, remote code) is llama.py's class of that name, the same
+ * as_seq_cls_model(LlamaForCausalLM): llama_cls's table, names and bytes; its attention is
+ * bidirectional and its pooling the config's (vLLM's LlamaBidirectionalConfig), which changes no
+ * tensor.
  *
  * The decoder is the causal LM's table without lm_head (vLLM deletes the attribute and drops
  * every lm_head.* name before loading: a stray lm_head.weight is skipped and listed): Llama's
@@ -88,6 +93,8 @@ static const char *const llama_cls_archs[] = {"LlamaForSequenceClassification", 
 static const char *const mistral_cls_archs[] = {"MistralForSequenceClassification", NULL};
 static const char *const qwen2_cls_archs[] = {"Qwen2ForSequenceClassification", NULL};
 static const char *const qwen3_cls_archs[] = {"Qwen3ForSequenceClassification", NULL};
+static const char *const llama_bidir_cls_archs[] = {"LlamaBidirectionalForSequenceClassification",
+                                                    NULL};
 static const char *const qwen2_rm_archs[] = {"Qwen2ForRewardModel", NULL};
 static const char *const qwen2_prm_archs[] = {"Qwen2ForProcessRewardModel", NULL};
 
@@ -105,6 +112,8 @@ const sm_family shardmap_family_qwen2_cls =
     SEQCLS_FAMILY("qwen2_cls", qwen2_cls_archs, llama_cls_rules);
 const sm_family shardmap_family_qwen3_cls =
     SEQCLS_FAMILY("qwen3_cls", qwen3_cls_archs, qwen3_cls_rules);
+const sm_family shardmap_family_llama_bidir_cls =
+    SEQCLS_FAMILY("llama_bidir_cls", llama_bidir_cls_archs, llama_cls_rules);
 const sm_family shardmap_family_qwen2_rm =
     SEQCLS_FAMILY("qwen2_rm", qwen2_rm_archs, qwen2_rm_rules);
 const sm_family shardmap_family_qwen2_prm =

@@ -113,6 +113,7 @@ static const sm_family *const families[] = {
     &shardmap_family_mistral_cls,
     &shardmap_family_qwen2_cls,
     &shardmap_family_qwen3_cls,
+    &shardmap_family_llama_bidir_cls,
     &shardmap_family_bert_cls,
     &shardmap_family_bert_tok,
     &shardmap_family_qwen2_5_omni,

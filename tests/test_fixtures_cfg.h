@@ -416,6 +416,8 @@ static const struct {
     {"plamo3", check_plamo3},
     {"pangu_dense", check_pangu_dense},
     {"llama_bidir_emb", check_llama_bidir_emb},
+    {"llama_bidir_cls", check_llama_bidir_cls},
+    {"gritlm", check_gritlm},
     {"nomic_bert", check_nomic_bert},
     {"gte_new", check_gte_new},
     {"qwen2_emb", check_qwen2_emb},

@@ -507,4 +507,23 @@ static void check_gte_new(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "GteNewModel") == 0);
 }
 
+/* LlamaBidirectionalForSequenceClassification: model_type llama_bidirec read with LlamaConfig's
+ * keys (GQA 4 / 2, head_dim 32) and one label (id2label), tied as the 1B reranker */
+static void check_llama_bidir_cls(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 32 && cfg->num_key_value_heads == 2 &&
+	            cfg->rob_num_labels == 1 && !cfg->cls_from_token && cfg->tie_word_embeddings &&
+	            strcmp(cfg->model_type, "llama_bidirec") == 0 &&
+	            strcmp(cfg->architecture, "LlamaBidirectionalForSequenceClassification") == 0);
+}
+
+/* GritLM: model_type mistral read with MistralConfig's keys (GQA 4 / 2, head_dim 32), untied,
+ * the architecture vLLM's name for it */
+static void check_gritlm(const ckpt_config *cfg)
+{
+	assert_true(!cfg->attention_bias && cfg->head_dim == 32 && cfg->num_key_value_heads == 2 &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "mistral") == 0 &&
+	            strcmp(cfg->architecture, "GritLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -713,6 +713,14 @@ static const fam_expect fams_mm[] = {
     {"llama_bidir_emb", 20,
      4 * (1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 192 * 128)), 128, 4,
      2, 32, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* llama_bidir_cls: llama_bidir_emb's decoder under model., score.weight 1x128, no lm_head */
+    {"llama_bidir_cls", 21,
+     4 * (1000 * 128 + 2 * 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 192 * 128)), 128,
+     4, 2, 32, 192, 1000, 2, 1, 0, -1, CKPT_QUANT_NONE, 1},
+    /* gritlm: F32; MistralForCausalLM's tensors, untied lm_head 1000x128 */
+    {"gritlm", 21,
+     4 * (2 * 1000 * 128 + 128 + 2 * (2 * 128 + 2 * 128 * 128 + 2 * 64 * 128 + 3 * 192 * 128)), 128,
+     4, 2, 32, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
     /* nomic_bert: F32; word 1000x128, token types 2x128, emb_ln; per layer Wqkv 384x128, out_proj
      * 128x128, fc11 / fc12 192x128, fc2 128x192, every bias, norm1 / norm2 with biases */
     {"nomic_bert", 32,

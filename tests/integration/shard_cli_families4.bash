@@ -496,3 +496,28 @@ plan_has gte_new "embeddings.token_type_embeddings.weight *F32 *\[16, 128\]" \
 grep -q "gate_up_proj.bias\|encoder\.layer\.\|up_gate\|attention\." "$T/plan" &&
 	fail "gte_new: a checkpoint name or a gate_up bias: $(cat "$T/plan")"
 refused_edit gte_new 's/"hidden_act": "gelu"/"hidden_act": "silu"/' "hidden_act"
+
+# LlamaBidirectionalForSequenceClassification (model_type llama_bidirec): llama_cls's cut (q/k/v
+# fused by heads, every Linear quantized, score.weight whole on every rank and quantized, the
+# norms and the embedding kept F32) under model., no lm_head; a pooling vLLM's
+# LlamaBidirectionalConfig does not map refused, naming the key
+"$CTL" plan --model-dir "$T/llama_bidir_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan llama_bidir_cls"
+plan_has llama_bidir_cls "model.embed_tokens.weight *F32 *\[512, 128\]" \
+	"model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[128, 64\]" \
+	"model.layers.0.mlp.down_proj.weight *I8 *\[128, 96\]" "score.weight *I8 *\[1, 128\]" \
+	"score.weight_scale *F32 *\[1, 1\]" "model.norm.weight *F32 *\[128\]"
+grep -q "^ *lm_head" "$T/plan" && fail "llama_bidir_cls: lm_head: $(cat "$T/plan")"
+refused_edit llama_bidir_cls 's/"pooling": "avg"/"pooling": "mean"/' "pooling"
+
+# GritLM (vLLM's gritlm.py: LlamaForCausalLM over Mistral's config): MistralForCausalLM's cut,
+# lm_head kept (both runners load it) by vocabulary rows and not quantized; config.json read as
+# Mistral's (hidden_size required)
+"$CTL" plan --model-dir "$T/gritlm" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gritlm"
+grep -q "(family mistral)" "$T/plan" || fail "gritlm: not read as mistral: $(cat "$T/plan")"
+plan_has gritlm "lm_head.weight *F32 *\[512, 128\]" \
+	"model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.0.mlp.gate_up_proj.weight *I8 *\[192, 128\]" "model.norm.weight *F32 *\[128\]"
+refused_edit gritlm 's/"hidden_size": 128,//' "hidden_size"
