@@ -514,6 +514,16 @@ static const class_default pangu_dense_defaults[] = {
     {"rope_theta", true, 16000000.0},
 };
 
+/* openPangu-Ultra-MoE (model_type pangu_ultra_moe): the remote PanguUltraMoEConfig of
+ * configuration_openpangu_moe.py as the Hub's openPangu-Ultra-MoE-718B carries it sets no model
+ * key (pad / bos / eos and an untied head only: config.json gives every size), so these are vLLM's
+ * openpangu.py getattr defaults: max_position_embeddings 8192, rope_theta 10000
+ * (set_default_rope_theta). The keys it reads as config.X are required (config_pangu_moe.c). */
+static const class_default pangu_ultra_moe_defaults[] = {
+    {"max_position_embeddings", false, 8192},
+    {"rope_theta", true, 10000.0},
+};
+
 /* MiMo-V2-Flash (remote code; neither transformers 4.57.1 nor vLLM keeps its class): vLLM's
  * mimo_v2_flash.py's getattr defaults only, rope_theta 1000000 and max_position_embeddings
  * 32768; the keys it reads with config.X are required (config_mimo_v2.c). */
@@ -590,6 +600,7 @@ static const struct {
     CLASS("step3_text", step3_text_defaults), /* Step3TextForCausalLM (config_step3.c) */
     CLASS("plamo3", plamo3_defaults), /* Plamo3ForCausalLM (config_plamo3.c) */
     CLASS("PanguEmbedded", pangu_dense_defaults), /* openPangu-Embedded (config_pangu.c) */
+    CLASS("pangu_ultra_moe", pangu_ultra_moe_defaults), /* config_pangu_moe.c */
     CLASS("mimo_v2_flash", mimo_v2_flash_defaults), /* MiMoV2FlashForCausalLM (config_mimo_v2.c) */
     CLASS("llama_bidirec", llama_bidirec_defaults), /* LlamaBidirectionalModel (config_bidir.c) */
     CLASS("nomic_bert", nomic_bert_defaults), /* NomicBertModel (config_nomic.c) */

@@ -222,6 +222,9 @@ int config_xverse_keys(json_t *v, wt_errbuf *err);
  * bias defaulting to true; hidden_act silu only: config_pangu_dense_switches). */
 int config_pangu_dense_keys(json_t *v, wt_errbuf *err);
 int config_pangu_dense_switches(json_t *v, wt_errbuf *err);
+/* openPangu-Ultra-MoE (model_type pangu_ultra_moe): vLLM's DeepSeek-V3 names required, the
+ * remote spellings and the other openpangu.py variants refused (config_pangu_moe.c). */
+int config_pangu_moe_keys(json_t *v, wt_errbuf *err);
 /* LlamaBidirectionalModel (model_type llama_bidirec): pooling one of avg / cls / last, as
  * vLLM's LlamaBidirectionalConfig maps it (config_bidir.c). */
 int config_llama_bidirec_keys(json_t *v, wt_errbuf *err);

@@ -223,6 +223,7 @@ static const key_reader keys_before[] = {
     {"deepseek_v32", config_deepseek_v32_keys},
     {"step3_text", config_step3_text_keys},
     {"PanguEmbedded", config_pangu_dense_keys},
+    {"pangu_ultra_moe", config_pangu_moe_keys},
     {"mimo_v2_flash", config_mimo_v2_flash_keys},
     {"llama_bidirec", config_llama_bidirec_keys},
     {"nomic_bert", config_nomic_bert_keys},

@@ -84,6 +84,9 @@ typedef struct ckpt_config {
 	 * model_type stablelm only (with qk_layernorm, and use_qkv_bias into attention_bias),
 	 * false if absent */
 	bool use_parallel_residual;
+	/* openPangu-Ultra-MoE's sandwich_norm (pre_mlp_layernorm / post_mlp_layernorm); read for
+	 * model_type pangu_ultra_moe only, false if absent */
+	bool sandwich_norm;
 	/* Falcon's LayerNorms (model_type falcon only; 0 otherwise): 1 one input_layernorm
 	 * before the parallel attention and MLP, 2 ln_attn and ln_mlp (new_decoder_architecture),
 	 * 3 input_layernorm and post_attention_layernorm (parallel_attn false: sequential) */

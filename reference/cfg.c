@@ -538,6 +538,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_gemma(c, json, len, err);
 	else if (c->kind != REF_BERT)
 		rv = plain_rope(c, arch, f, json, len, err);
+	if (rv == WT_OK && family != NULL && strcmp(family, "pangu_ultra_moe") == 0)
+		rv = ref_cfg_pangu_moe(c, json, len, err);
 	if (rv == WT_OK)
 		rv = read_addons(c, arch, json, len, err);
 	return rv != WT_OK ? rv : check_reals(c, err);

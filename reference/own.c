@@ -73,7 +73,7 @@ static own_kind own_names(const ref_cfg *c, ref_set *s)
 		return OWN_DBRX;
 	if (c->longcat && ref_set_find(s, "model.layers.0.input_layernorm.0.weight") != NULL)
 		return OWN_LONGCAT;
-	if (c->afmoe && ref_afmoe_named(s))
+	if ((c->afmoe || c->pangu_moe) && ref_afmoe_named(s)) /* the same sandwich names */
 		return OWN_AFMOE;
 	if (c->step3 && ref_step3_named(s))
 		return OWN_STEP3;

@@ -508,6 +508,10 @@ typedef struct ref_cfg {
 	 * afmoe.c): Gemma 2's sandwich under its own names, the output-gated attention (sliding
 	 * layers with RoPE, full ones without), GLM-4.5's routing with expert_bias */
 	bool afmoe;
+	/* openPangu-Ultra-MoE (PanguUltraMoEForCausalLM, remote code; kind REF_DEEPSEEK;
+	 * cfg_pangu_moe.c): DeepSeek-V3's pass without the correction bias, Gemma 2's sandwich
+	 * (sandwich_norm) under its own names (afmoe.c's rename) */
+	bool pangu_moe;
 	/* Step 3 (Step3TextForCausalLM, remote code; kind REF_DEEPSEEK with glm4_moe and ds_moe;
 	 * step3.c): the inter_norm / wq attention over one kv head, DeepSeek-MoE's softmax router
 	 * on the layers moe_layers_enum names (l4_moe), under DeepSeek-MoE's names */

@@ -209,6 +209,10 @@ static int mixer_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bu
 		     : c->step3   ? ref_step3_attn(c, s, l, &p, b->h, T, b->o, err)
 		     : c->mimo_v2 ? ref_mv_attn(c, s, l, 0, 0, b->h, T, b->o, err)
 		                  : ref_mla(c, s, l, c->H, b->h, T, b->o, err);
+		if (rv == WT_OK && c->sandwich && c->pangu_moe) /* the sandwich's attention norm */
+			rv =
+			    ref_norm_of(c, s, b->o, b->o, T, err,
+			                "model.layers.%lld.post_attention_layernorm", (long long)l);
 	} else {
 		*done = false;
 	}

@@ -294,6 +294,8 @@ int ref_mla(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, const float *h,
 void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, const int64_t *forced,
                   int64_t *idx, float *w);
 
+/* openPangu-Ultra-MoE's fields of c from config.json (cfg_pangu_moe.c). */
+int ref_cfg_pangu_moe(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
 /* The PhiMoE fields of c (phimoe set by the family map; topk read) from config.json
  * (cfg_phimoe.c). */
 int ref_cfg_phimoe(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);

@@ -174,6 +174,8 @@ extern const sm_family shardmap_family_step3_text;   /* family_step3.c */
 extern const sm_family shardmap_family_plamo3;       /* family_plamo3.c */
 /* family_llama.c: openPangu-Embedded */
 extern const sm_family shardmap_family_pangu_dense;
+/* family_pangu_moe.c: openPangu-Ultra-MoE */
+extern const sm_family shardmap_family_pangu_ultra_moe;
 /* family_mimo_v2.c */
 extern const sm_family shardmap_family_mimo_v2_flash;
 /* family_nomic_bert.c: NomicBertModel */

@@ -46,6 +46,9 @@ static bool cfg_switch(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_QKLN:
 		*on = c->qk_layernorm;
 		return true;
+	case SM_C_SANDWICH:
+		*on = c->sandwich_norm;
+		return true;
 	case SM_C_GEMMA2:
 		*on = strcmp(c->lm_model_type, "gemma2") == 0;
 		return true;
@@ -225,7 +228,9 @@ const char *shardmap_bias_key(const sm_family *f, uint8_t cond)
  * use_qk_norm for the q / k norms: GLM-4.5's, Hunyuan's), or NULL. */
 const char *shardmap_switch_key(const sm_family *f, uint8_t cond)
 {
-	return cond == SM_C_QKNORM ? "use_qk_norm" : shardmap_bias_key(f, cond);
+	return cond == SM_C_QKNORM     ? "use_qk_norm"
+	       : cond == SM_C_SANDWICH ? "sandwich_norm"
+	                               : shardmap_bias_key(f, cond);
 }
 
 /* Why a Mamba hybrid's conditional rule (the attention layers' biases, the mixer's conv1d /
@@ -309,6 +314,8 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		why = "without q/k norms (use_qk_norm is false or absent)";
 	else if (ru->cond == SM_C_QKLN)
 		why = "without q/k layernorms (qk_layernorm is false)";
+	else if (ru->cond == SM_C_SANDWICH)
+		why = "without the sandwich norms (sandwich_norm is false or absent)";
 	else if (ru->cond == SM_C_GEMMA2)
 		why = "a Gemma decoder layer without pre / post_feedforward_layernorm "
 		      "(text_config.model_type is gemma, not gemma2)";

@@ -288,6 +288,7 @@ typedef enum {
 	SM_C_LMLP,   /* layers with an MLP by the family's layer_dims */
 	SM_C_LSINK,  /* layers with attention sinks by the family's layer_dims (MiMo-V2-Flash) */
 	SM_C_TTYPES, /* type_vocab_size > 0 (GTE's token_type_embeddings: none with 0) */
+	SM_C_SANDWICH, /* config.json sandwich_norm true (openPangu's pre / post_mlp_layernorm) */
 } sm_cond;
 
 enum {

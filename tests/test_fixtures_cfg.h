@@ -432,6 +432,7 @@ static const struct {
     {"nemotron", check_nemotron},
     {"jais2", check_jais2},
     {"deepseek_v32", check_deepseek_v32},
+    {"pangu_ultra_moe", check_pangu_ultra_moe},
     {"opt", check_opt},
     {"gptj", check_gptj},
     {"ministral", check_ministral},

@@ -526,4 +526,16 @@ static void check_gritlm(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "GritLM") == 0);
 }
 
+/* openPangu-Ultra-MoE: DeepSeek-V3's keys read as V3's (q_lora_rank 128, kv_lora_rank 64, nope /
+ * rope / v 32, layer 0 dense, 4 experts + 1 shared), sandwich_norm read, untied */
+static void check_pangu_ultra_moe(const ckpt_config *cfg)
+{
+	assert_true(cfg->q_lora_rank == 128 && cfg->kv_lora_rank == 64 &&
+	            cfg->qk_nope_head_dim == 32 && cfg->qk_rope_head_dim == 32 &&
+	            cfg->v_head_dim == 32 && cfg->first_k_dense_replace == 1 &&
+	            cfg->num_experts == 4 && cfg->n_shared_experts == 1 && cfg->sandwich_norm &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "pangu_ultra_moe") == 0 &&
+	            strcmp(cfg->architecture, "PanguUltraMoEForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -697,6 +697,14 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1000 * 128 + 128 +
           2 * (2 * 128 + 2 * 128 * 128 + 2 * 32 * 128 + 2 * 128 + 2 * 32 + 3 * 192 * 128)),
      128, 8, 2, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* pangu_ultra_moe: deepseek_v32's tensors without the indexer and the correction bias, with
+     * pre_mlp_layernorm / post_mlp_layernorm [256] on layers 0-2 (2: MTP); 77 tensors, BF16 */
+    {"pangu_ultra_moe", 77,
+     2 * (2 * 1024 * 256 + 256 +
+          3 * (4 * 256 + 128 * 256 + 128 + 512 * 128 + 96 * 256 + 64 + 512 * 64 + 256 * 256) +
+          3 * 512 * 256 + 2 * (4 * 256 + 4 * 3 * 256 * 256 + 3 * 256 * 256) + 2 * 1024 * 256 +
+          3 * 256 + 256 * 512),
+     256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_NONE, 1},
     /* mimo_v2_flash: BF16; embed_tokens / lm_head [1000, 128] (untied), model.norm; 3 layers of 2
      * norms; layers 0 / 2 full attention (q 256x128, k 64x128, v 32x128: v_head_dim 16, o
      * 128x128), layer 1 SWA (q 384x128, k 96x128, v 48x128, o 128x192, sinks [16]); layer 0

@@ -408,6 +408,25 @@ refused_edit pangu_dense \
 	's/"bias": true/"bias": true, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8, "v_head_dim": 16, "kv_lora_rank": 32/' \
 	"kv_lora_rank"
 
+# openPangu-Ultra-MoE (PanguUltraMoEForCausalLM): DeepSeek-V3's cut at TP 4 rank 1 int8-channel
+# (q_b_proj by 2 of 8 heads, o_proj by columns, kv_a_proj_with_mqa whole and quantized), the
+# sandwich norms and the router whole and unquantized, the MTP layer skipped; sandwich_norm false
+# with the norms present, hidden_act gelu and the remote key spelling refused, naming the key
+"$CTL" plan --model-dir "$T/pangu_ultra_moe" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan pangu_ultra_moe"
+plan_has pangu_ultra_moe "model.layers.1.self_attn.q_b_proj.weight *I8 *\[128, 128\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[256, 64\]" \
+	"model.layers.1.self_attn.kv_a_proj_with_mqa.weight *I8 *\[96, 256\]" \
+	"model.layers.1.pre_mlp_layernorm.weight *BF16 *\[256\]" \
+	"model.layers.1.post_mlp_layernorm.weight *BF16 *\[256\]" \
+	"model.layers.1.mlp.gate.weight *BF16 *\[4, 256\]" \
+	"skipped model.layers.2.pre_mlp_layernorm.weight"
+grep -q "mlp_layernorm.weight_scale\|mlp.gate.weight_scale" "$T/plan" &&
+	fail "pangu_ultra_moe: a quantized norm or router: $(cat "$T/plan")"
+refused_edit pangu_ultra_moe 's/"sandwich_norm": true/"sandwich_norm": false/' "sandwich_norm"
+refused_edit pangu_ultra_moe 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
+refused_edit pangu_ultra_moe 's/"qk_nope_head_dim": 32/"attention_qk_dim": 32/' "attention_qk_dim"
+
 # MiMo-V2-Flash (MiMoV2FlashForCausalLM): TP 4 rank 1 with each layer's attention by its own sizes
 # (full layer 0: 2 of 8 heads of 32 + kv head 0's k 32 rows and v 16 rows (v_head_dim) = 112,
 # o_proj 128 / 4 columns; SWA layer 1: 4 of 16 heads of 24 + kv head 1's 24 k rows and 12 v rows =

@@ -160,3 +160,5 @@ def bailing_v2_src(src):
 
 SRCS = {"grok-1": grok1_src, "mimo": mimo_src, "bailing_moe_v2": bailing_v2_src,
         "step3_text": step3_src, "mimo_v2_flash": mimo_v2_src}
+# openPangu-Ultra-MoE: DeepSeek-V3's cut; its MTP layers (each with an eh_proj) dropped as Ling 2.0's
+SRCS["pangu_ultra_moe"] = bailing_v2_src
