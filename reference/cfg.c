@@ -454,6 +454,7 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	int rv = read_common(c, family, arch, json, len, f, err);
 	if (rv != WT_OK)
 		return rv;
+	c->br_cls = strcmp(family, "gte_new_cls") == 0;
 	if (c->brope)
 		rv = ref_cfg_bert_rope(c, json, len, err);
 	else if (c->longcat)
@@ -584,7 +585,7 @@ void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 size_t ref_out_rows(const ref_cfg *c, size_t n_tok)
 {
 	return c->kind == REF_BERT && ((!c->roberta && !c->modernbert && !c->bt_tok && !c->brope) ||
-	                               c->rb_cls || c->mb_cls)
+	                               c->rb_cls || c->mb_cls || c->br_cls)
 	           ? n_tok + 1
 	           : n_tok;
 }

@@ -85,6 +85,10 @@ typedef struct ref_cfg {
 	 * br_bias: Nomic's qkv_proj_bias (every Linear's bias; GTE: all but gate_up_proj's) */
 	int brope;
 	bool br_bias;
+	/* GteNewForSequenceClassification (gte_new_cls, brope 2): GTE's encoder under new., then
+	 * BertPooler tanh(pooler.dense(x[0])) and classifier: one more output row holding the
+	 * n_labels logits, then zeros (set by ref_cfg_finish) */
+	bool br_cls;
 	/* The decoder sequence classifiers (llama_cls, mistral_cls, qwen2_cls, qwen3_cls, gpt2_cls;
 	 * kind REF_DENSE): the decoder without lm_head, then score.weight [n_labels, hid] (no bias)
 	 * on every token's final hidden state: n_labels scores per token (transformers' score is

@@ -418,6 +418,7 @@ static const struct {
     {"llama_bidir_emb", check_llama_bidir_emb},
     {"nomic_bert", check_nomic_bert},
     {"gte_new", check_gte_new},
+    {"gte_new_cls", check_gte_new_cls},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -507,4 +507,11 @@ static void check_gte_new(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "GteNewModel") == 0);
 }
 
+static void check_gte_new_cls(const ckpt_config *cfg)
+{
+	assert_true(cfg->head_dim == 16 && cfg->intermediate_size == 192 && cfg->rob_types == 1 &&
+	            cfg->rob_num_labels == 1 && strcmp(cfg->model_type, "new") == 0 &&
+	            strcmp(cfg->architecture, "GteNewForSequenceClassification") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

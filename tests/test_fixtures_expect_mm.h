@@ -724,6 +724,11 @@ static const fam_expect fams_mm[] = {
     {"gte_new", 26,
      4 * (1000 * 128 + 3 * 128 + 2 * (384 * 129 + 128 * 129 + 384 * 128 + 128 * 193 + 4 * 128)),
      128, 8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* gte_new_cls: gte_new's under new., new.pooler.dense 128x128, classifier 1x128, biases */
+    {"gte_new_cls", 30,
+     4 * (1000 * 128 + 3 * 128 + 2 * (384 * 129 + 128 * 129 + 384 * 128 + 128 * 193 + 4 * 128) +
+          129 * 128 + 129),
+     128, 8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

@@ -496,3 +496,15 @@ plan_has gte_new "embeddings.token_type_embeddings.weight *F32 *\[16, 128\]" \
 grep -q "gate_up_proj.bias\|encoder\.layer\.\|up_gate\|attention\." "$T/plan" &&
 	fail "gte_new: a checkpoint name or a gate_up bias: $(cat "$T/plan")"
 refused_edit gte_new 's/"hidden_act": "gelu"/"hidden_act": "silu"/' "hidden_act"
+
+# GteNewForSequenceClassification (model_type new): gte_new's cut under new. (kept), the pooler
+# whole and BF16 / F32 as stored (a plain nn.Linear), the classifier whole and quantized (a
+# ReplicatedLinear built with the quant config) on every rank; an unprefixed encoder refused
+"$CTL" plan --model-dir "$T/gte_new_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gte_new_cls"
+plan_has gte_new_cls "new.encoder.layers.0.attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"new.pooler.dense.weight *F32 *\[128, 128\]" "classifier.weight *I8 *\[1, 128\]" \
+	"classifier.bias *F32 *\[1\]" "new.encoder.layers.1.mlp.gate_up_proj.weight *I8 *\[192, 128\]"
+grep -q "encoder\.layer\.\|up_gate\|pooler.dense.weight_scale" "$T/plan" &&
+	fail "gte_new_cls: a checkpoint name or a quantized pooler: $(cat "$T/plan")"
+refused_edit gte_new_cls 's/"id2label": {/"id2label": {}, "x": {/' "id2label"
