@@ -180,5 +180,7 @@ extern const sm_family shardmap_family_nomic_bert;
 /* family_gte.c: GteNewModel, GteNewForSequenceClassification */
 extern const sm_family shardmap_family_gte_new;
 extern const sm_family shardmap_family_gte_new_cls;
+/* family_bert_cls.c: BertSpladeSparseEmbeddingModel */
+extern const sm_family shardmap_family_bert_splade;
 
 #endif
