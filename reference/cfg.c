@@ -427,6 +427,8 @@ static int read_common(ref_cfg *c, const char *family, const char *arch, const c
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
 		return rv;
+	c->br_cls = family != NULL && strcmp(family, "gte_new_cls") == 0;
+	c->bt_splade = family != NULL && strcmp(family, "bert_splade") == 0;
 	return WT_OK;
 }
 
@@ -454,9 +456,10 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 	int rv = read_common(c, family, arch, json, len, f, err);
 	if (rv != WT_OK)
 		return rv;
-	c->br_cls = strcmp(family, "gte_new_cls") == 0;
 	if (c->brope)
 		rv = ref_cfg_bert_rope(c, json, len, err);
+	else if (c->bt_splade)
+		rv = ref_cfg_splade(c, json, len, err);
 	else if (c->longcat)
 		rv = ref_cfg_longcat(c, arch, json, len, err);
 	else if (c->gpt2)
@@ -593,6 +596,6 @@ size_t ref_out_rows(const ref_cfg *c, size_t n_tok)
 size_t ref_out_count(const ref_cfg *c, size_t n_tok)
 {
 	if (c->kind == REF_BERT)
-		return ref_out_rows(c, n_tok) * (size_t)c->hid;
+		return ref_out_rows(c, n_tok) * (size_t)(c->bt_splade ? c->V : c->hid);
 	return n_tok * (size_t)(c->dec_cls ? c->n_labels : c->dec_emb ? c->hid : c->V);
 }

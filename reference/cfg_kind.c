@@ -491,6 +491,7 @@ static const struct family_row families[] = {
      * the classifier on every token (bert_tok) */
     {"bert_cls", REF_BERT, false, 0, 0},
     {"bert_tok", REF_BERT, false, 0, 0},
+    {"bert_splade", REF_BERT, false, 0, 0}, /* the masked-LM head, SPLADE's pooling */
     /* Qwen2.5-Omni's thinker: its Qwen2 language model (q/k/v biases; thinker.* read as
      * Qwen2's names), on text tokens; the towers and the speech generator loaded, unused */
     {"qwen2_5_omni", REF_DENSE, false, 0, 0},

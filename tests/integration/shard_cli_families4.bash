@@ -508,3 +508,13 @@ plan_has gte_new_cls "new.encoder.layers.0.attn.qkv_proj.weight *I8 *\[192, 128\
 grep -q "encoder\.layer\.\|up_gate\|pooler.dense.weight_scale" "$T/plan" &&
 	fail "gte_new_cls: a checkpoint name or a quantized pooler: $(cat "$T/plan")"
 refused_edit gte_new_cls 's/"id2label": {/"id2label": {}, "x": {/' "id2label"
+
+# BertSpladeSparseEmbeddingModel: BERT's cut under bert. (the encoder's Linears int8), the
+# masked-LM head cls.predictions.* whole and unquantized; a relative position type refused
+"$CTL" plan --model-dir "$T/bert_splade" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan bert_splade"
+plan_has bert_splade "bert.encoder.layer.0.attention.self.qkv_proj.weight *I8 *\[192, 128\]" \
+	"cls.predictions.decoder.weight *F32 *\[1000, 128\]" "cls.predictions.decoder.bias *F32" \
+	"cls.predictions.transform.dense.weight *F32 *\[128, 128\]"
+grep -q "cls.predictions.*_scale" "$T/plan" && fail "bert_splade: a quantized head: $(cat "$T/plan")"
+refused_edit bert_splade 's/"absolute"/"relative_key"/' "position_embedding_type"
