@@ -14,11 +14,15 @@
  * "rotary" (BertWithRopeEmbedding raises), pack_qkv false (vLLM maps only the packed
  * attention.qkv_proj), logn_attention_scale true (vLLM's attention does not scale by log n).
  * unpad_inputs and use_memory_efficient_attention choose kernels only and are not read.
+ * config_parse_gte_new: type_vocab_size (1 when absent) into rob_types, and for
+ * GteNewForSequenceClassification the classifier's rows (PretrainedConfig's num_labels:
+ * id2label's entries, else num_labels, else 2) into rob_num_labels.
  */
 #include <stdbool.h>
 #include <string.h>
 
 #include "loader/config_int.h"
+#include "loader/loader.h"
 
 /* String key: absent or null reads as dflt; refused unless it is one of ok[0..n). */
 static int str_in(json_t *v, const char *key, const char *dflt, const char *const *ok, int n,
@@ -65,5 +69,14 @@ int config_gte_new_keys(json_t *v, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = bool_not(v, "logn_attention_scale", false, true,
 		              "vLLM's attention does not scale by log n", err);
+	return rv;
+}
+
+int config_parse_gte_new(json_t *root, struct ckpt_config *c, wt_errbuf *err)
+{
+	int rv = config_get_int(root, "type_vocab_size", 1, 0, &c->rob_types, err);
+	if (rv == WT_OK && c->architecture != NULL &&
+	    strcmp(c->architecture, "GteNewForSequenceClassification") == 0)
+		rv = config_num_labels(root, &c->rob_num_labels, err);
 	return rv;
 }

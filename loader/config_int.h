@@ -379,6 +379,8 @@ int config_parse_siglip(json_t *root, json_t *lm, struct ckpt_config *c, wt_errb
 /* ModernBERT (model_type modernbert): ModernBertConfig's own keys into c's mb_* fields
  * (config_modernbert.c). */
 int config_parse_modernbert(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* GTE v1.5 (config_gte.c): type_vocab_size; num_labels for GteNewForSequenceClassification */
+int config_parse_gte_new(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 
 /* BLOOM (model_type bloom): BloomConfig's n_embed (over hidden_size), n_layer and n_head
  * (under num_hidden_layers / num_attention_heads when given) laid over view v before the

@@ -73,7 +73,8 @@ int config_parse_roberta(json_t *root, ckpt_config *c, wt_errbuf *err)
 bool config_is_bert_head(const char *arch)
 {
 	return arch != NULL && (strcmp(arch, "BertForSequenceClassification") == 0 ||
-	                        strcmp(arch, "BertForTokenClassification") == 0);
+	                        strcmp(arch, "BertForTokenClassification") == 0 ||
+	                        strcmp(arch, "BertSpladeSparseEmbeddingModel") == 0);
 }
 
 int config_parse_bert_head(json_t *root, ckpt_config *c, wt_errbuf *err)

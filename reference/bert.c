@@ -109,15 +109,18 @@ static int64_t bert_position(const ref_cfg *c, const int64_t *tokens, int64_t t,
  * classifier (bt_cls) or classifier alone (bt_tok); RobertaModel has none. */
 typedef struct bert_hd {
 	const float *w, *b, *ow, *ob;
+	ref_mlm mlm; /* bt_splade's masked-LM head (splade.c) */
 } bert_hd;
 
 static int bert_head_get(ref_set *s, const ref_cfg *c, bert_hd *h, wt_errbuf *err)
 {
 	const char *m = c->roberta ? "classifier.dense" : "pooler.dense";
 	const char *o = c->roberta ? "classifier.out_proj" : "classifier";
-	bool pool = c->roberta ? c->rb_cls : !c->bt_tok;
+	bool pool = c->roberta ? c->rb_cls : !c->bt_tok && !c->bt_splade;
 	memset(h, 0, sizeof(*h));
 	int rv;
+	if (c->bt_splade)
+		return ref_mlm_get(s, c, &h->mlm, err);
 	if (pool && ((rv = ref_getf(s, &h->w, false, err, 2, c->hid, c->hid, 0, "%s.weight", m)) ||
 	             (rv = ref_getf(s, &h->b, false, err, 1, c->hid, 0, 0, "%s.bias", m))))
 		return rv;
@@ -224,6 +227,13 @@ int ref_bert_full(const ref_cfg *c, ref_set *s, const int64_t *tokens, int64_t T
 		bert_tok_rows(c, b->x, &hd, T, 1.0f, b->y, out);
 		return WT_OK;
 	}
+	if (c->bt_splade) {
+		memset(out, 0, (size_t)((T + 1) * c->V) * sizeof(float));
+		rv = ref_mlm_rows(c, b->x, &hd.mlm, T, 1.0f, out, err);
+		if (rv == WT_OK)
+			ref_splade_pool(c, tokens, T, out);
+		return rv;
+	}
 	memcpy(out, b->x, (size_t)(T * c->hid) * sizeof(float));
 	bert_pool(c, b->x, &hd, b->scratch, out + T * c->hid);
 	return WT_OK;
@@ -316,6 +326,14 @@ int ref_bert_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, int64_t Vl,
 				                 T, c->hid, (float)c->eps);
 			}
 		}
+	}
+	if (c->bt_splade) { /* each rank's head over its own stream, the logits averaged */
+		memset(out, 0, (size_t)((T + 1) * c->V) * sizeof(float));
+		for (uint32_t r = 0; r < TP && rv == WT_OK; r++)
+			rv = ref_mlm_rows(c, xs + r * n, &hd[r].mlm, T, (float)TP, out, err);
+		if (rv == WT_OK)
+			ref_splade_pool(c, tokens, T, out);
+		goto out;
 	}
 	bool head = (!c->roberta && !c->bt_tok) || c->rb_cls;
 	memset(out, 0, (n + (head ? (size_t)c->hid : 0)) * sizeof(float));

@@ -7,7 +7,10 @@
  * of each head. Nomic: act silu (activation_function swiglu), gate = mlp.fc12, up = mlp.fc11,
  * every Linear biased when c->br_bias (qkv_proj_bias). GTE: act exact GELU (vLLM's geglu),
  * [up; gate] = mlp.up_gate_proj without a bias, the other Linears biased. The output is the
- * last hidden state [T, hid] (vLLM's pooler picks token 0 or the mean of it).
+ * last hidden state [T, hid] (vLLM's pooler picks token 0 or the mean of it); for
+ * GteNewForSequenceClassification (c->br_cls; its encoder's new. dropped from the names as
+ * bert. is) one more row: BertPooler tanh(pooler.dense(x[0])), then classifier: the n_labels
+ * logits, then zeros (each rank its own pooler and classifier over its own stream, averaged).
  *
  * Full path: the checkpoint under its own names (Nomic: emb_ln, attn.Wqkv, norm1, norm2, mlp.fc*;
  * GTE: encoder.layer.{i}.attention.qkv_proj / o_proj, mlp.up_gate_proj). Sharded (docs/format.md
@@ -210,6 +213,31 @@ static int br_embed(const ref_cfg *c, ref_set *sets, bool ck, int64_t TP, float 
 	return rv;
 }
 
+/* GteNewForSequenceClassification's head (c->br_cls): each rank's BertPooler
+ * tanh(pooler.dense(x[0])), then its classifier, over its own stream xs + r * n; the n_labels
+ * logits averaged over the ranks into row (hid floats: the logits, then zeros). */
+static int br_head(const ref_cfg *c, ref_set *sets, int64_t TP, const float *xs, size_t n,
+                   ref_bufs *b, float *row, wt_errbuf *err)
+{
+	memset(row, 0, (size_t)c->hid * sizeof(float));
+	for (int64_t r = 0; r < TP; r++) {
+		const float *pw, *pb, *cw, *cb;
+		int rv;
+		if ((rv = br_lin(&sets[r], "", "pooler.dense", c->hid, c->hid, true, &pw, &pb,
+		                 err)) ||
+		    (rv = br_lin(&sets[r], "", "classifier", c->n_labels, c->hid, true, &cw, &cb,
+		                 err)))
+			return rv;
+		ref_linear(b->y, xs + (size_t)r * n, pw, pb, 1, c->hid, c->hid); /* token 0 */
+		for (int64_t i = 0; i < c->hid; i++)
+			b->y[i] = tanhf(b->y[i]);
+		ref_linear(b->scratch, b->y, cw, cb, 1, c->hid, c->n_labels);
+		for (int64_t i = 0; i < c->n_labels; i++)
+			row[i] += b->scratch[i] / (float)TP;
+	}
+	return WT_OK;
+}
+
 /* Both paths: TP rank sets (ck: TP 1, the checkpoint under its own names). */
 static int br_forward(const ref_cfg *c, ref_set *sets, bool ck, int64_t TP, const int64_t *tokens,
                       int64_t T, ref_bufs *b, float *out, wt_errbuf *err)
@@ -244,6 +272,8 @@ static int br_forward(const ref_cfg *c, ref_set *sets, bool ck, int64_t TP, cons
 	for (int64_t r = 0; r < TP && rv == WT_OK; r++)
 		for (size_t i = 0; i < n; i++)
 			out[i] += xs[(size_t)r * n + i] / (float)TP;
+	if (rv == WT_OK && c->br_cls)
+		rv = br_head(c, sets, TP, xs, n, b, out + n, err);
 	free(xs);
 	free(wk.qkv);
 	free(wk.g);

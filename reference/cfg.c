@@ -427,6 +427,8 @@ static int read_common(ref_cfg *c, const char *family, const char *arch, const c
 	if ((c->read_act || (family != NULL && strncmp(family, "qwen3_vl", 8) == 0)) &&
 	    (rv = ref_cfg_act(&f[F_ACT], "silu", c, err)) != WT_OK)
 		return rv;
+	c->br_cls = family != NULL && strcmp(family, "gte_new_cls") == 0;
+	c->bt_splade = family != NULL && strcmp(family, "bert_splade") == 0;
 	return WT_OK;
 }
 
@@ -456,6 +458,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		return rv;
 	if (c->brope)
 		rv = ref_cfg_bert_rope(c, json, len, err);
+	else if (c->bt_splade)
+		rv = ref_cfg_splade(c, json, len, err);
 	else if (c->longcat)
 		rv = ref_cfg_longcat(c, arch, json, len, err);
 	else if (c->gpt2)
@@ -586,7 +590,7 @@ void ref_moe_prefix(const ref_cfg *c, int64_t i, char *buf, size_t cap)
 size_t ref_out_rows(const ref_cfg *c, size_t n_tok)
 {
 	return c->kind == REF_BERT && ((!c->roberta && !c->modernbert && !c->bt_tok && !c->brope) ||
-	                               c->rb_cls || c->mb_cls)
+	                               c->rb_cls || c->mb_cls || c->br_cls)
 	           ? n_tok + 1
 	           : n_tok;
 }
@@ -594,6 +598,6 @@ size_t ref_out_rows(const ref_cfg *c, size_t n_tok)
 size_t ref_out_count(const ref_cfg *c, size_t n_tok)
 {
 	if (c->kind == REF_BERT)
-		return ref_out_rows(c, n_tok) * (size_t)c->hid;
+		return ref_out_rows(c, n_tok) * (size_t)(c->bt_splade ? c->V : c->hid);
 	return n_tok * (size_t)(c->dec_cls ? c->n_labels : c->dec_emb ? c->hid : c->V);
 }

@@ -113,6 +113,12 @@ int ref_cfg_bert_rope(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
 		rv = wt_seterr(err, WT_EUNSUPPORTED,
 		               "config.json: rope_scaling is set; the reference turns plain RoPE "
 		               "only (remove it to check the unscaled model)");
+	if (rv == WT_OK && c->br_cls && (c->n_labels < 1 || c->n_labels > c->hid))
+		rv = wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: %lld labels; the reference writes a classifier's logits "
+		    "into one row of hidden_size %lld",
+		    (long long)c->n_labels, (long long)c->hid);
 	if (rv == WT_OK && !(c->theta > 1.0))
 		rv = wt_seterr(err, WT_EUNSUPPORTED,
 		               "config.json: rope base %g (rope_theta or rotary_emb_base); the "

@@ -462,6 +462,7 @@ static const struct family_row families[] = {
     /* NomicBertModel, GteNewModel: vLLM's bert_with_rope.py post-norm encoder (bert_rope.c) */
     {"nomic_bert", REF_BERT, false, 0, 0},
     {"gte_new", REF_BERT, false, 0, 0},
+    {"gte_new_cls", REF_BERT, false, 0, 0}, /* GteNewForSequenceClassification: + its head */
     /* ModernBertForSequenceClassification: the same under model., then its head */
     {"modernbert_cls", REF_BERT, false, 0, 0},
     /* ModernBertForTokenClassification: the same under model., its head on every token */
@@ -492,6 +493,7 @@ static const struct family_row families[] = {
      * the classifier on every token (bert_tok) */
     {"bert_cls", REF_BERT, false, 0, 0},
     {"bert_tok", REF_BERT, false, 0, 0},
+    {"bert_splade", REF_BERT, false, 0, 0}, /* the masked-LM head, SPLADE's pooling */
     /* Qwen2.5-Omni's thinker: its Qwen2 language model (q/k/v biases; thinker.* read as
      * Qwen2's names), on text tokens; the towers and the speech generator loaded, unused */
     {"qwen2_5_omni", REF_DENSE, false, 0, 0},
@@ -539,7 +541,7 @@ static void head_switches(ref_cfg *c, const char *family, const struct family_ro
 	c->modernbert = strncmp(family, "modernbert", 10) == 0;
 	c->mb_cls = strcmp(family, "modernbert_cls") == 0;
 	c->mb_tok = strcmp(family, "modernbert_tok") == 0;
-	c->brope = strcmp(family, "nomic_bert") == 0 ? 1 : strcmp(family, "gte_new") == 0 ? 2 : 0;
+	c->brope = strcmp(family, "nomic_bert") == 0 ? 1 : !strncmp(family, "gte_new", 7) ? 2 : 0;
 	c->roberta =
 	    r->kind == REF_BERT && strncmp(family, "bert", 4) != 0 && !c->modernbert && !c->brope;
 	c->bt_cls = strcmp(family, "bert_cls") == 0;

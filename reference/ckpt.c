@@ -469,9 +469,10 @@ static const char *lm_name(const char *name, bool base, char *buf, size_t cap)
 		if (strncmp(name, bare[i], strlen(bare[i])) == 0 &&
 		    (size_t)snprintf(buf, cap, "model.%s", name) < cap)
 			return buf;
-	/* prefixes dropped: RoBERTa's sequence classifiers' encoder, BERT's heads' encoder,
-	 * Qwen2.5-Omni's thinker (model.*, lm_head.*), the Gemma 3 / LLaVA-style language model */
-	static const char *const drop[] = {"roberta.", "bert.", "thinker.", "language_model."};
+	/* prefixes dropped: RoBERTa's sequence classifiers' encoder, BERT's and GTE's heads'
+	 * encoder, Qwen2.5-Omni's thinker (model.*, lm_head.*), the Gemma 3 / LLaVA-style LM */
+	static const char *const drop[] = {"roberta.", "bert.", "new.", "thinker.",
+	                                   "language_model."};
 	for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]); k++)
 		if (strncmp(name, drop[k], strlen(drop[k])) == 0)
 			return name + strlen(drop[k]);

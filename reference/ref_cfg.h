@@ -85,6 +85,16 @@ typedef struct ref_cfg {
 	 * br_bias: Nomic's qkv_proj_bias (every Linear's bias; GTE: all but gate_up_proj's) */
 	int brope;
 	bool br_bias;
+	/* GteNewForSequenceClassification (gte_new_cls, brope 2): GTE's encoder under new., then
+	 * BertPooler tanh(pooler.dense(x[0])) and classifier: one more output row holding the
+	 * n_labels logits, then zeros (set by ref_cfg_finish) */
+	bool br_cls;
+	/* BertSpladeSparseEmbeddingModel (bert_splade; BERT's encoder under bert.): the masked-LM
+	 * head on every token, then SPLADE's max pooling of log1p(relu(logits)) without the first
+	 * token when it is sp_cls and the last when it is sp_sep (-1: none): the output is [T + 1,
+	 * V] (splade.c; set by ref_cfg_finish) */
+	bool bt_splade;
+	int64_t sp_cls, sp_sep;
 	/* The decoder sequence classifiers (llama_cls, mistral_cls, qwen2_cls, qwen3_cls, gpt2_cls;
 	 * kind REF_DENSE): the decoder without lm_head, then score.weight [n_labels, hid] (no bias)
 	 * on every token's final hidden state: n_labels scores per token (transformers' score is

@@ -277,6 +277,17 @@ int ref_bert_rope_sharded(const ref_cfg *c, ref_set *ranks, uint32_t TP, const i
 /* Their config.json keys into c (cfg_bert_rope.c). */
 int ref_cfg_bert_rope(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
 
+/* BertSpladeSparseEmbeddingModel's head (splade.c): cls_token_id / sep_token_id into c; the
+ * masked-LM head's tensors; out[t * V + v] += each of T rows' logits / div; the pooled row T. */
+typedef struct ref_mlm {
+	const float *dw, *db, *lw, *lb, *ow, *ob;
+} ref_mlm;
+int ref_cfg_splade(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
+int ref_mlm_get(ref_set *s, const ref_cfg *c, ref_mlm *h, wt_errbuf *err);
+int ref_mlm_rows(const ref_cfg *c, const float *x, const ref_mlm *h, int64_t T, float div,
+                 float *out, wt_errbuf *err);
+void ref_splade_pool(const ref_cfg *c, const int64_t *tokens, int64_t T, float *out);
+
 /* OPTForCausalLM paths (opt.c): the checkpoint ck (model.decoder.* or decoder.*), or the
  * ranks[T] of a layout with Vl padded vocabulary rows each; logits [n_tok, V]. */
 int ref_opt_full(const ref_cfg *c, ref_set *ck, const int64_t *tokens, size_t n_tok, float *logits,

@@ -180,7 +180,10 @@ extern const sm_family shardmap_family_pangu_ultra_moe;
 extern const sm_family shardmap_family_mimo_v2_flash;
 /* family_nomic_bert.c: NomicBertModel */
 extern const sm_family shardmap_family_nomic_bert;
-/* family_gte.c: GteNewModel */
+/* family_gte.c: GteNewModel, GteNewForSequenceClassification */
 extern const sm_family shardmap_family_gte_new;
+extern const sm_family shardmap_family_gte_new_cls;
+/* family_bert_cls.c: BertSpladeSparseEmbeddingModel */
+extern const sm_family shardmap_family_bert_splade;
 
 #endif

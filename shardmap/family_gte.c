@@ -14,6 +14,16 @@
  * and down_proj RowParallelLinear (columns, biases whole). Every Linear is quantized; the
  * tables, LayerNorms and biases are not. GteNewModel's bias switch (`bias`, absent from NewConfig:
  * true) gives qkv_proj, out_proj and down_proj their biases, all required.
+ *
+ * GteNewForSequenceClassification (the remote NewForSequenceClassification: GTE rerankers and
+ * classifiers such as Alibaba-NLP/gte-multilingual-reranker-base), as the same file loads it:
+ * AutoWeightsLoader(self) hands new.* to a GteNewModel built with add_pooling_layer (so the
+ * encoder is the table above under new., required and kept in the runtime names, and
+ * new.pooler.dense is loaded, not skipped) and loads classifier.* itself. new.pooler.dense
+ * [hid, hid] with its bias is BertPooler's plain nn.Linear (CLS token, tanh): whole on every
+ * rank, never quantized. classifier [num_labels, hid] with its bias is a ReplicatedLinear built
+ * with the quant config: whole on every rank, the weight quantized, the bias not. An unprefixed
+ * encoder, and any other name, is unknown (vLLM's AutoWeightsLoader raises on it).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -27,27 +37,43 @@
 #define GT_LN(ck, rt)                                                                              \
 	GT_REPL(ck ".weight", rt ".weight", 1, SM_D_HID),                                          \
 	    GT_REPL(ck ".bias", rt ".bias", 1, SM_D_HID)
+/* GteNewModel's table with P before both names ("" for GteNewModel, "new." for its classifier) */
+#define GT_RULES_AT(P)                                                                             \
+	SM_RULE(P "embeddings.word_embeddings.weight", P "embeddings.word_embeddings.weight",      \
+	        SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),                       \
+	    SM_RULE(P "embeddings.token_type_embeddings.weight",                                   \
+	            P "embeddings.token_type_embeddings.weight", SM_K_VOCAB, 0, SM_U_NONE,         \
+	            SM_C_TTYPES, 0, 2, SM_D_RTYPES, SM_D_HID),                                     \
+	    GT_LN(P "embeddings.LayerNorm", P "embeddings.LayerNorm"),                             \
+	    SM_RULE(P GT_C "attention.qkv_proj.weight", P GT_R "attn.qkv_proj.weight", SM_K_QKVF,  \
+	            0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),                   \
+	    SM_RULE(P GT_C "attention.qkv_proj.bias", P GT_R "attn.qkv_proj.bias", SM_K_QKVF, 0,   \
+	            SM_U_HEADS, SM_C_ALL, 0, 1, SM_D_QKV, SM_D_ANY),                               \
+	    SM_RULE(P GT_C "attention.o_proj.weight", P GT_R "attn.out_proj.weight", SM_K_COLS, 0, \
+	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                        \
+	    GT_REPL(P GT_C "attention.o_proj.bias", P GT_R "attn.out_proj.bias", 1, SM_D_HID),     \
+	    GT_LN(P GT_C "attn_ln", P GT_R "attn_ln"),                                             \
+	    SM_RULE(P GT_C "mlp.up_gate_proj.weight", P GT_R "mlp.gate_up_proj.weight",            \
+	            SM_K_ROWS2R, 0, SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I2, SM_D_HID),           \
+	    SM_RULE(P GT_C "mlp.down_proj.weight", P GT_R "mlp.down_proj.weight", SM_K_COLS, 0,    \
+	            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),                            \
+	    GT_REPL(P GT_C "mlp.down_proj.bias", P GT_R "mlp.down_proj.bias", 1, SM_D_HID),        \
+	    GT_LN(P GT_C "mlp_ln", P GT_R "mlp_ln")
 
-static const sm_rule gte_new_rules[] = {
-    SM_RULE("embeddings.word_embeddings.weight", "embeddings.word_embeddings.weight", SM_K_VOCAB, 0,
-            SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),
-    SM_RULE("embeddings.token_type_embeddings.weight", "embeddings.token_type_embeddings.weight",
-            SM_K_VOCAB, 0, SM_U_NONE, SM_C_TTYPES, 0, 2, SM_D_RTYPES, SM_D_HID),
-    GT_LN("embeddings.LayerNorm", "embeddings.LayerNorm"),
-    SM_RULE(GT_C "attention.qkv_proj.weight", GT_R "attn.qkv_proj.weight", SM_K_QKVF, 0, SM_U_HEADS,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
-    SM_RULE(GT_C "attention.qkv_proj.bias", GT_R "attn.qkv_proj.bias", SM_K_QKVF, 0, SM_U_HEADS,
-            SM_C_ALL, 0, 1, SM_D_QKV, SM_D_ANY),
-    SM_RULE(GT_C "attention.o_proj.weight", GT_R "attn.out_proj.weight", SM_K_COLS, 0, SM_U_HEADS,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    GT_REPL(GT_C "attention.o_proj.bias", GT_R "attn.out_proj.bias", 1, SM_D_HID),
-    GT_LN(GT_C "attn_ln", GT_R "attn_ln"),
-    SM_RULE(GT_C "mlp.up_gate_proj.weight", GT_R "mlp.gate_up_proj.weight", SM_K_ROWS2R, 0, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_I2, SM_D_HID),
-    SM_RULE(GT_C "mlp.down_proj.weight", GT_R "mlp.down_proj.weight", SM_K_COLS, 0, SM_U_I,
-            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
-    GT_REPL(GT_C "mlp.down_proj.bias", GT_R "mlp.down_proj.bias", 1, SM_D_HID),
-    GT_LN(GT_C "mlp_ln", GT_R "mlp_ln"),
+static const sm_rule gte_new_rules[] = {GT_RULES_AT("")};
+
+/* GteNewForSequenceClassification: GteNewModel under new. with its pooler (a plain nn.Linear:
+ * whole, never quantized), then classifier, a ReplicatedLinear built with the quant config:
+ * whole on every rank, its weight quantized as the encoder's Linears, its bias not. */
+static const sm_rule gte_new_cls_rules[] = {
+    GT_RULES_AT("new."),
+    SM_RULE("new.pooler.dense.weight", "new.pooler.dense.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,
+            0, 2, SM_D_HID, SM_D_HID),
+    GT_REPL("new.pooler.dense.bias", "new.pooler.dense.bias", 1, SM_D_HID),
+    SM_RULE("classifier.weight", "classifier.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, SM_F_QUANT,
+            2, SM_D_NLAB, SM_D_HID),
+    SM_RULE("classifier.bias", "classifier.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1,
+            SM_D_NLAB, SM_D_ANY),
 };
 
 static const char *const gte_new_aliases[] = {"new.", "", NULL};
@@ -68,6 +94,19 @@ static int gte_new_check(const ckpt_config *c, wt_errbuf *err)
 
 static const char *const gte_new_archs[] = {"GteNewModel", NULL};
 
+/* GteNewModel's head checks, then the classifier's labels (loader/config_gte.c reads them). */
+static int gte_new_cls_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = gte_new_check(c, err);
+	if (rv == WT_OK && c->rob_num_labels < 1)
+		rv = wt_seterr(err, WT_ECORRUPT,
+		               "config.json: id2label is empty: the classifier needs at least one "
+		               "label (num_labels)");
+	return rv;
+}
+
+static const char *const gte_new_cls_archs[] = {"GteNewForSequenceClassification", NULL};
+
 const sm_family shardmap_family_gte_new = {
     .name = "gte_new",
     .archs = gte_new_archs,
@@ -77,4 +116,13 @@ const sm_family shardmap_family_gte_new = {
     .check = gte_new_check,
     .aliases = gte_new_aliases,
     .drop_canon = gte_new_drop,
+};
+
+const sm_family shardmap_family_gte_new_cls = {
+    .name = "gte_new_cls",
+    .archs = gte_new_cls_archs,
+    .rules = gte_new_cls_rules,
+    .n_rules = SM_NRULES(gte_new_cls_rules),
+    .layer_prefix = "new.encoder.layer.",
+    .check = gte_new_cls_check,
 };

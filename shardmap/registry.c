@@ -170,6 +170,8 @@ static const sm_family *const families[] = {
     &shardmap_family_mimo_v2_flash,
     &shardmap_family_nomic_bert,
     &shardmap_family_gte_new,
+    &shardmap_family_gte_new_cls,
+    &shardmap_family_bert_splade,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

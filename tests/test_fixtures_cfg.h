@@ -420,6 +420,8 @@ static const struct {
     {"gritlm", check_gritlm},
     {"nomic_bert", check_nomic_bert},
     {"gte_new", check_gte_new},
+    {"gte_new_cls", check_gte_new_cls},
+    {"bert_splade", check_bert_splade},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -538,4 +538,18 @@ static void check_pangu_ultra_moe(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "PanguUltraMoEForCausalLM") == 0);
 }
 
+static void check_gte_new_cls(const ckpt_config *cfg)
+{
+	assert_true(cfg->head_dim == 16 && cfg->intermediate_size == 192 && cfg->rob_types == 1 &&
+	            cfg->rob_num_labels == 1 && strcmp(cfg->model_type, "new") == 0 &&
+	            strcmp(cfg->architecture, "GteNewForSequenceClassification") == 0);
+}
+
+static void check_bert_splade(const ckpt_config *cfg)
+{
+	assert_true(cfg->rob_max_pos == 64 && cfg->rob_types == 2 && cfg->rob_abs_pos &&
+	            !cfg->rob_decoder && !cfg->tie_word_embeddings &&
+	            strcmp(cfg->architecture, "BertSpladeSparseEmbeddingModel") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -287,6 +287,9 @@ static const fam_expect fams_mm[] = {
      CKPT_QUANT_NONE, 1},
     {"bert_tok", 39, BERT_BYTES - 4 * (128 * 128 + 128) + 4 * (4 * 128 + 4), 128, 4, 4, 32, 512,
      1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* bert_splade: bert's, the pooler's bytes the transform's, LayerNorm, decoder [1000, 128] */
+    {"bert_splade", 43, BERT_BYTES + 4 * (2 * 128 + 1000 * 129), 128, 4, 4, 32, 512, 1000, 2, 0, 0,
+     -1, CKPT_QUANT_NONE, 1},
     /* qwen2_5_omni: the thinker's Qwen2 LM under thinker.model. (as qwen2_audio's, untied) + the
      * vision tower (patch_embed [64, 3, 2, 14, 14]; per block norm1 / norm2, q / k / v / proj
      * 64x64 with biases, gate / up 128x64 + [128], down 64x128 + [64]; ln_q, merger mlp.0
@@ -739,6 +742,11 @@ static const fam_expect fams_mm[] = {
      * with its bias, attn_ln / mlp_ln with biases */
     {"gte_new", 26,
      4 * (1000 * 128 + 3 * 128 + 2 * (384 * 129 + 128 * 129 + 384 * 128 + 128 * 193 + 4 * 128)),
+     128, 8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* gte_new_cls: gte_new's under new., new.pooler.dense 128x128, classifier 1x128, biases */
+    {"gte_new_cls", 30,
+     4 * (1000 * 128 + 3 * 128 + 2 * (384 * 129 + 128 * 129 + 384 * 128 + 128 * 193 + 4 * 128) +
+          129 * 128 + 129),
      128, 8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))

@@ -540,3 +540,24 @@ plan_has gritlm "lm_head.weight *F32 *\[512, 128\]" \
 	"model.layers.1.self_attn.qkv_proj.weight *I8 *\[128, 128\]" \
 	"model.layers.0.mlp.gate_up_proj.weight *I8 *\[192, 128\]" "model.norm.weight *F32 *\[128\]"
 refused_edit gritlm 's/"hidden_size": 128,//' "hidden_size"
+# GteNewForSequenceClassification (model_type new): gte_new's cut under new. (kept), the pooler
+# whole and BF16 / F32 as stored (a plain nn.Linear), the classifier whole and quantized (a
+# ReplicatedLinear built with the quant config) on every rank; an unprefixed encoder refused
+"$CTL" plan --model-dir "$T/gte_new_cls" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan gte_new_cls"
+plan_has gte_new_cls "new.encoder.layers.0.attn.qkv_proj.weight *I8 *\[192, 128\]" \
+	"new.pooler.dense.weight *F32 *\[128, 128\]" "classifier.weight *I8 *\[1, 128\]" \
+	"classifier.bias *F32 *\[1\]" "new.encoder.layers.1.mlp.gate_up_proj.weight *I8 *\[192, 128\]"
+grep -q "encoder\.layer\.\|up_gate\|pooler.dense.weight_scale" "$T/plan" &&
+	fail "gte_new_cls: a checkpoint name or a quantized pooler: $(cat "$T/plan")"
+refused_edit gte_new_cls 's/"id2label": {/"id2label": {}, "x": {/' "id2label"
+
+# BertSpladeSparseEmbeddingModel: BERT's cut under bert. (the encoder's Linears int8), the
+# masked-LM head cls.predictions.* whole and unquantized; a relative position type refused
+"$CTL" plan --model-dir "$T/bert_splade" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan bert_splade"
+plan_has bert_splade "bert.encoder.layer.0.attention.self.qkv_proj.weight *I8 *\[192, 128\]" \
+	"cls.predictions.decoder.weight *F32 *\[1000, 128\]" "cls.predictions.decoder.bias *F32" \
+	"cls.predictions.transform.dense.weight *F32 *\[128, 128\]"
+grep -q "cls.predictions.*_scale" "$T/plan" && fail "bert_splade: a quantized head: $(cat "$T/plan")"
+refused_edit bert_splade 's/"absolute"/"relative_key"/' "position_embedding_type"

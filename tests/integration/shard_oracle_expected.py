@@ -137,7 +137,8 @@ classifier keeps model. in the runtime names, head.* / classifier.* whole.
 The decoder sequence classifiers (Llama / Mistral / Qwen2 / Qwen3ForSequenceClassification,
 vLLM's as_seq_cls_model): the causal LM's cut, no lm_head, score.weight whole (replicated).
 BERT's heads (Bert- For Sequence / Token Classification, vLLM's bert.py): BERT's cut under bert.
-(kept), the pooler whole (the token classifier's skipped), classifier.* whole.
+(kept), the pooler whole (the token classifier's skipped), classifier.* whole. SPLADE
+(BertSpladeSparseEmbeddingModel): the same encoder, the masked-LM head cls.predictions.* whole.
 The decoder embedding models saved as base models (LlamaModel, MistralModel, Qwen2Model,
 Gemma2Model, Gemma3TextModel; vLLM's as_embedding_model): the causal LM's cut under the base
 model's names (no model. prefix), no lm_head.
@@ -245,7 +246,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         tied = cfg.get("tie_embedding", tied)
     roberta = arch in ("RobertaModel", "XLMRobertaModel", "RobertaForSequenceClassification",
                        "XLMRobertaForSequenceClassification")
-    bert_head = arch in ("BertForSequenceClassification", "BertForTokenClassification")
+    bert_head = arch in ("BertForSequenceClassification", "BertForTokenClassification",
+                         "BertSpladeSparseEmbeddingModel")
     bert = arch == "BertModel" or roberta or bert_head
     if bert: KV = H
     outs = {}   # name -> list of pieces (src, axis, start, len) or ("zero", rows)
@@ -259,7 +261,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
         if re.search(r"rotary_emb\.|position_ids$|weight_scale(_inv)?$|^mtp\.", name): continue
         if ernie_mtp(arch, name): continue
         if roberta and name.startswith(("pooler.", "roberta.pooler.", "lm_head.")): continue
-        if arch == "BertForTokenClassification" and name.startswith("bert.pooler."): continue
+        if arch in ("BertForTokenClassification", "BertSpladeSparseEmbeddingModel") and \
+                name.startswith("bert.pooler.") or name == "cls.predictions.bias": continue
         m = re.match(r"model\.layers\.(\d+)\.", name)
         if m and arch.startswith(MTP_ARCHS) and int(m.group(1)) >= L: continue
         if name == "lm_head.weight" and tied: continue

@@ -5,6 +5,8 @@ embeddings.LayerNorm whole; attention.qkv_proj [q; k; v] (and its bias) as attn.
 rank's heads of each third; attention.o_proj (as attn.out_proj) and mlp.down_proj by columns,
 their biases whole; mlp.up_gate_proj [up; gate] re-merged gate first as mlp.gate_up_proj
 [gate_r; up_r] (no bias); attn_ln / mlp_ln whole; pooler / classifier tensors skipped.
+GteNewForSequenceClassification (gte_new_cls): the same cut under new., which the runtime names
+keep; new.pooler.dense and classifier (weight and bias) whole on every rank.
 """
 import re
 
@@ -37,3 +39,11 @@ def gte_new(name, src, cfg, T, r, pad, add):
         add(out, pieces_rows(name, I + r * il, il) + pieces_rows(name, r * il, il))
     else:  # the row-parallel biases, the LayerNorms
         add(out, pieces_rows(name, 0, rows))
+
+
+def gte_new_cls(name, src, cfg, T, r, pad, add):
+    """GteNewModel's cut of new.*, the runtime names under new.; the pooler and classifier whole."""
+    if name.startswith(("classifier.", "new.pooler.")):
+        add(name, pieces_rows(name, 0, src[name][1].shape[0]))
+    else:
+        gte_new(name, src, cfg, T, r, pad, lambda out, pcs: add("new." + out, pcs))

@@ -74,7 +74,7 @@ from shard_oracle_decilm import decilm, decilm_cfg
 from shard_oracle_chatglm import ARCHS as CHATGLM_ARCHS, chatglm, chatglm_cfg
 from shard_oracle_exaone import exaone, exaone_cfg
 from shard_oracle_falcon_rw import falcon_rw, falcon_rw_cfg
-from shard_oracle_gte import gte_new
+from shard_oracle_gte import gte_new, gte_new_cls
 from shard_oracle_internlm2 import internlm2
 from shard_oracle_jais import jais, jais_cfg
 from shard_oracle_mimo_v2 import mimo_v2, mimo_v2_cfg, mimo_v2_src
@@ -110,6 +110,7 @@ ORACLES["Plamo3ForCausalLM"] = plamo3  # its fused q/k/v and gate/up laid out it
 ORACLES["MiMoV2FlashForCausalLM"] = mimo_v2  # per-layer sizes, v_head_dim; experts: COMMON
 ORACLES["NomicBertModel"] = nomic  # onto vLLM's names, fc12 / fc11 merged gate first
 ORACLES["GteNewModel"] = gte_new  # onto vLLM's names, up_gate_proj re-merged gate first
+ORACLES["GteNewForSequenceClassification"] = gte_new_cls  # the same under new., the head whole
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
 
