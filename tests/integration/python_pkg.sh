@@ -5,7 +5,8 @@
 # libweights.so.1; the fixtures (python/tests/conftest.py) start weightd on a
 # free port. Missing torch, numpy, pytest or transformers is a failure here
 # (scripts/deps.sh installs them), and so is a run that collects no tests.
-# In an ASan build the sanitizer runtime is preloaded into Python.
+# In an ASan build the sanitizer runtime is preloaded into Python (not into the build's
+# programs, which carry it).
 set -u
 B=${WT_BUILD:-build}
 B=$(cd "$B" && pwd)
@@ -36,6 +37,16 @@ if nm -D "$B/libweights.so.1" 2>/dev/null | grep -q __asan_init; then
 	# allocations are not ours to leak-check.
 	LD_PRELOAD="$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)"
 	export LD_PRELOAD ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+	# The build's programs carry the runtime linked in (the Makefile's EXE_SAN) and abort on a
+	# second one preloaded ("linked against incompatible ASan runtimes"): the tests start them
+	# (conftest.bin_path: $WT_BUILD/NAME) through wrappers that drop LD_PRELOAD and exec them.
+	W=$T/bin
+	mkdir -p "$W/tests/tools"
+	for p in weightctl weightd wt-mkckpt tests/tools/wt-faultyd; do
+		printf '#!/bin/sh\nunset LD_PRELOAD\nexec "%s" "$@"\n' "$B/$p" >"$W/$p"
+		chmod +x "$W/$p"
+	done
+	export WT_BUILD="$W"
 fi
 "$PY" -m pytest -q -p no:cacheprovider -rs python/tests ${WT_PYTEST_ARGS:-}
 rc=$?
