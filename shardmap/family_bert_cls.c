@@ -127,11 +127,7 @@ static int bert_embed_check(const ckpt_config *c, wt_errbuf *err)
 static int bert_cls_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int rv = bert_embed_check(c, err);
-	if (rv == WT_OK && c->rob_num_labels < 1)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: id2label is empty: the classifier needs at least "
-		                 "one label (num_labels)");
-	return rv;
+	return rv != WT_OK ? rv : shardmap_check_labels(c, "classifier", err);
 }
 
 static const char *const bert_cls_archs[] = {"BertForSequenceClassification", NULL};

@@ -127,12 +127,8 @@ static const sm_rule gpt2_cls_rules[] = {
 
 static int gpt2_cls_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->rob_num_labels < 1)
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: id2label is empty: the score head needs at least one "
-		    "label (num_labels)");
-	return gpt2_check(c, err);
+	int rv = shardmap_check_labels(c, "score head", err);
+	return rv != WT_OK ? rv : gpt2_check(c, err);
 }
 
 static const char *const gpt2_cls_archs[] = {"GPT2ForSequenceClassification", NULL};

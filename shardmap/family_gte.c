@@ -98,11 +98,7 @@ static const char *const gte_new_archs[] = {"GteNewModel", NULL};
 static int gte_new_cls_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int rv = gte_new_check(c, err);
-	if (rv == WT_OK && c->rob_num_labels < 1)
-		rv = wt_seterr(err, WT_ECORRUPT,
-		               "config.json: id2label is empty: the classifier needs at least one "
-		               "label (num_labels)");
-	return rv;
+	return rv != WT_OK ? rv : shardmap_check_labels(c, "classifier", err);
 }
 
 static const char *const gte_new_cls_archs[] = {"GteNewForSequenceClassification", NULL};

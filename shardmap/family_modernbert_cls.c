@@ -55,23 +55,14 @@ static int modernbert_cls_check(const ckpt_config *c, wt_errbuf *err)
 		               "config.json: classifier_activation is not \"gelu\": vLLM's "
 		               "ModernBertPooler runs nn.GELU() whatever it says; set it to "
 		               "\"gelu\" or remove it");
-	if (rv == WT_OK && c->rob_num_labels < 1)
-		rv = wt_seterr(err, WT_ECORRUPT,
-		               "config.json: id2label is empty: the classifier needs at least one "
-		               "label (num_labels)");
-	return rv;
+	return rv != WT_OK ? rv : shardmap_check_labels(c, "classifier", err);
 }
 
 /* ModernBertModel's checks, then the classifier's labels. */
 static int modernbert_tok_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int rv = shardmap_modernbert_check(c, err);
-	if (rv == WT_OK && c->rob_num_labels < 1)
-		rv =
-		    wt_seterr(err, WT_ECORRUPT,
-		              "config.json: id2label is empty: the token classifier needs at least "
-		              "one label (num_labels)");
-	return rv;
+	return rv != WT_OK ? rv : shardmap_check_labels(c, "token classifier", err);
 }
 
 static const char *const modernbert_cls_archs[] = {"ModernBertForSequenceClassification", NULL};

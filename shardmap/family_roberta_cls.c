@@ -44,11 +44,7 @@ static bool roberta_cls_drop(const ckpt_config *cfg, const char *cn)
 static int roberta_cls_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int rv = shardmap_roberta_check(c, err);
-	if (rv == WT_OK && c->rob_num_labels < 1)
-		rv = wt_seterr(err, WT_ECORRUPT,
-		               "config.json: id2label is empty: the classifier's out_proj needs "
-		               "at least one label (num_labels)");
-	return rv;
+	return rv != WT_OK ? rv : shardmap_check_labels(c, "classifier's out_proj", err);
 }
 
 static const char *const roberta_cls_archs[] = {"RobertaForSequenceClassification", NULL};

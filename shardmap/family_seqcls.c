@@ -81,11 +81,16 @@ static int seqcls_check(const ckpt_config *c, wt_errbuf *err)
 		    "conversion of a causal LM (the score made of lm_head rows); convert "
 		    "the checkpoint to a score.weight [num_labels, hidden_size] and "
 		    "remove both keys");
+	return shardmap_check_labels(c, "score head", err);
+}
+
+int shardmap_check_labels(const ckpt_config *c, const char *head, wt_errbuf *err)
+{
 	if (c->rob_num_labels < 1)
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: id2label is empty: the score head needs at least one "
-		    "label (num_labels)");
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: id2label is empty: the %s needs at least one label "
+		                 "(num_labels)",
+		                 head);
 	return WT_OK;
 }
 

@@ -277,6 +277,9 @@ int shardmap_mamba2_mixers_check(const ckpt_config *c, const char *fam,
  * and dim are the config's own key names, c->architecture names the model. */
 int shardmap_check_head_quotient(const ckpt_config *c, const char *hid, const char *heads,
                                  const char *dim, wt_errbuf *err);
+/* A classifier's labels (c->rob_num_labels, the loader's num_labels): at least one, else
+ * WT_ECORRUPT naming id2label and head, the tensor that needs them (family_seqcls.c). */
+int shardmap_check_labels(const ckpt_config *c, const char *head, wt_errbuf *err);
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
  * absent is fine (the config class builds them) (family_cohere.c). */

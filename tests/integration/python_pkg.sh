@@ -43,7 +43,7 @@ if nm -D "$B/libweights.so.1" 2>/dev/null | grep -q __asan_init; then
 	W=$T/bin
 	mkdir -p "$W/tests/tools"
 	for p in weightctl weightd wt-mkckpt tests/tools/wt-faultyd; do
-		printf '#!/bin/sh\nunset LD_PRELOAD\nexec "%s" "$@"\n' "$B/$p" >"$W/$p"
+		printf '#!/bin/sh\nunset LD_PRELOAD\nexec %q "$@"\n' "$B/$p" >"$W/$p"
 		chmod +x "$W/$p"
 	done
 	export WT_BUILD="$W"
