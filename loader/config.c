@@ -508,7 +508,8 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = config_parse_roberta(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "nomic_bert") == 0)
 		rv = config_get_int(root, "type_vocab_size", 2, 1, &c->rob_types, err); /* Nomic */
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "new") == 0)  /* GTE */
+	if (rv == WT_OK && c->model_type != NULL &&
+	    (strcmp(c->model_type, "new") == 0 || strcmp(c->model_type, "gte") == 0)) /* GTE */
 		rv = config_parse_gte_new(root, c, err);
 	if (rv == WT_OK && config_is_bert_head(c->architecture))
 		rv = config_parse_bert_head(root, c, err);

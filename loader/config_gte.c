@@ -17,6 +17,13 @@
  * config_parse_gte_new: type_vocab_size (1 when absent) into rob_types, and for
  * GteNewForSequenceClassification the classifier's rows (PretrainedConfig's num_labels:
  * id2label's entries, else num_labels, else 2) into rob_num_labels.
+ *
+ * GteModel (Snowflake/snowflake-arctic-embed-m-v2.0, -l-v2.0; vLLM's SnowflakeGteNewModel) comes
+ * with model_type gte: the remote GteConfig of configuration_hf_alibaba_nlp_gte.py, which vLLM's
+ * SnowflakeGteNewModelConfig reads exactly as GteNewModelConfig reads NewConfig. Its source is not
+ * stored here, so its class defaults are not known: config_gte_keys requires every key a default
+ * would fill (save_pretrained writes them all) and refuses an absent one naming it, then checks
+ * NewConfig's switches.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -70,6 +77,25 @@ int config_gte_new_keys(json_t *v, wt_errbuf *err)
 		rv = bool_not(v, "logn_attention_scale", false, true,
 		              "vLLM's attention does not scale by log n", err);
 	return rv;
+}
+
+int config_gte_keys(json_t *v, wt_errbuf *err)
+{
+	static const char *const need[] = {"vocab_size",          "hidden_size",
+	                                   "intermediate_size",   "num_hidden_layers",
+	                                   "num_attention_heads", "max_position_embeddings",
+	                                   "type_vocab_size",     "layer_norm_eps",
+	                                   "rope_theta",          "hidden_act"};
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		json_t *x = json_object_get(v, need[i]);
+		if (x == NULL || json_is_null(x))
+			return wt_seterr(err, WT_ENOTFOUND,
+			                 "config.json: '%s' is missing: model_type gte (GteConfig, "
+			                 "remote code) has no class defaults known here; set it as "
+			                 "save_pretrained writes it",
+			                 need[i]);
+	}
+	return config_gte_new_keys(v, err);
 }
 
 int config_parse_gte_new(json_t *root, struct ckpt_config *c, wt_errbuf *err)

@@ -236,6 +236,7 @@ int config_nomic_bert_keys(json_t *v, wt_errbuf *err);
  * bert_with_rope.py cannot build refused naming the key; type_vocab_size required (config_gte.c).
  */
 int config_gte_new_keys(json_t *v, wt_errbuf *err);
+int config_gte_keys(json_t *v, wt_errbuf *err); /* model_type gte: every key required */
 /* DeciLM (model_type nemotron-nas): block_configs checked layer by layer, the bias switches and
  * hidden_act refused as config_decilm.c says; run after the class defaults. */
 int config_decilm_keys(json_t *v, wt_errbuf *err);

@@ -228,6 +228,7 @@ static const key_reader keys_before[] = {
     {"llama_bidirec", config_llama_bidirec_keys},
     {"nomic_bert", config_nomic_bert_keys},
     {"new", config_gte_new_keys},
+    {"gte", config_gte_keys},
 };
 
 /* The readers that run after the class defaults (they read what the defaults filled in). */
@@ -290,11 +291,12 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	bool overlay = json_is_object(tc);
 	const char *mt = lm_class(root, tc, overlay);
 	size_t nd = 0;
-	/* StableLM Epoch and DeepSeek-V3.2 have no defaults table (config_stablelm_epoch.c; V3.2's
-	 * DeepseekV3Config is read as deepseek_v3's, config_deepseek_v32.c) but their own keys */
-	bool fill =
-	    config_class_defaults(mt, &nd) != NULL ||
-	    (mt != NULL && (strcmp(mt, "stablelm_epoch") == 0 || strcmp(mt, "deepseek_v32") == 0));
+	/* StableLM Epoch, DeepSeek-V3.2 and GteConfig have no defaults table
+	 * (config_stablelm_epoch.c; V3.2's DeepseekV3Config is read as deepseek_v3's,
+	 * config_deepseek_v32.c; gte: config_gte.c) but their own keys */
+	bool fill = config_class_defaults(mt, &nd) != NULL ||
+	            (mt != NULL && (strcmp(mt, "stablelm_epoch") == 0 ||
+	                            strcmp(mt, "deepseek_v32") == 0 || strcmp(mt, "gte") == 0));
 	if (!overlay && !fill) {
 		*out = json_incref(root);
 		return WT_OK;

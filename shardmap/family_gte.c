@@ -15,6 +15,10 @@
  * tables, LayerNorms and biases are not. GteNewModel's bias switch (`bias`, absent from NewConfig:
  * true) gives qkv_proj, out_proj and down_proj their biases, all required.
  *
+ * GteModel (Snowflake/snowflake-arctic-embed-m-v2.0, -l-v2.0: the remote GteModel of GteConfig,
+ * model_type gte) is vLLM's SnowflakeGteNewModel: GteNewModel with the same renames but "new."
+ * not stripped, so the same cut; a new.-prefixed name is unknown to it (refused, naming it).
+ *
  * GteNewForSequenceClassification (the remote NewForSequenceClassification: GTE rerankers and
  * classifiers such as Alibaba-NLP/gte-multilingual-reranker-base), as the same file loads it:
  * AutoWeightsLoader(self) hands new.* to a GteNewModel built with add_pooling_layer (so the
@@ -92,7 +96,26 @@ static int gte_new_check(const ckpt_config *c, wt_errbuf *err)
 	return shardmap_bert_rope_check(c, "num_attention_heads", "hidden_size", err);
 }
 
-static const char *const gte_new_archs[] = {"GteNewModel", NULL};
+static const char *const gte_new_archs[] = {"GteNewModel", "GteModel", NULL};
+
+/* SnowflakeGteNewModel's hf_to_vllm_mapper has no "new." -> "": a name under new. matches no
+ * parameter and vLLM's load fails on it, so it is refused here rather than served. */
+static int gte_snowflake_names(const ckpt *c, const ckpt_config *cfg, wt_errbuf *err)
+{
+	if (cfg->architecture == NULL || strcmp(cfg->architecture, "GteModel") != 0)
+		return WT_OK;
+	for (size_t i = 0; i < ckpt_n_tensors(c); i++) {
+		const char *n = ckpt_tensor_at(c, i)->name;
+		if (strncmp(n, "new.", 4) == 0)
+			return wt_seterr(
+			    err, WT_EUNSUPPORTED,
+			    "tensor '%s': architecture GteModel (vLLM's "
+			    "SnowflakeGteNewModel) does not strip 'new.'; save the base "
+			    "model's names, or set architectures to [\"GteNewModel\"]",
+			    n);
+	}
+	return WT_OK;
+}
 
 /* GteNewModel's head checks, then the classifier's labels (loader/config_gte.c reads them). */
 static int gte_new_cls_check(const ckpt_config *c, wt_errbuf *err)
@@ -112,6 +135,7 @@ const sm_family shardmap_family_gte_new = {
     .check = gte_new_check,
     .aliases = gte_new_aliases,
     .drop_canon = gte_new_drop,
+    .check_extra = gte_snowflake_names,
 };
 
 const sm_family shardmap_family_gte_new_cls = {

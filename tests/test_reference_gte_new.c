@@ -33,11 +33,36 @@
 #define L1  "encoder.layers.1."
 #define HID 128
 
+/* gte_sf: the gte_new fixture as Snowflake's GteModel saves it (snowflake-arctic-embed-m-v2.0:
+ * the same tensor names, architectures GteModel, model_type gte of the remote GteConfig). */
+static int write_snowflake(void)
+{
+	char *src = tu_path(g_root, FAM), *dir = tu_path(g_root, "gte_sf");
+	int rv = 0;
+	static const char *const files[] = {"config.json", "model.safetensors"};
+	for (size_t i = 0; i < 2 && rv == 0; i++) {
+		char *p = tu_path(src, files[i]);
+		size_t len = 0;
+		char *b = tu_read_file(p, &len);
+		rv = b != NULL && tu_write_file(dir, files[i], b, len) == 0 ? 0 : -1;
+		free(b);
+		free(p);
+	}
+	if (rv == 0) {
+		edit_config(dir, "\"GteNewModel\"", "\"GteModel\"");
+		edit_config(dir, "\"new\"", "\"gte\"");
+	}
+	free(src);
+	free(dir);
+	return rv;
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	static const char *fams[] = {FAM};
-	return gen_fixtures("reference_gte_new", fams, 1);
+	int rv = gen_fixtures("reference_gte_new", fams, 1);
+	return rv == 0 ? write_snowflake() : rv;
 }
 
 static void test_gte_pass(void **state)
@@ -186,12 +211,30 @@ static void test_gte_keys(void **state)
 	assert_int_equal(keys_of("{\"rotary_emb_dim\": 1e19}", &c), WT_ECORRUPT);
 }
 
+/* GteModel (vLLM's SnowflakeGteNewModel, GteConfig read as NewConfig): the sharded layouts pass
+ * and the full output is GteNewModel's bit for bit, so its torch points hold too. */
+static void test_gte_snowflake(void **state)
+{
+	(void)state;
+	expect_pass_tp("gte_sf", true);
+	float *a = malloc(N_TOK * HID * sizeof(float)), *b = malloc(N_TOK * HID * sizeof(float));
+	assert_true(a != NULL && b != NULL);
+	ref_cfg ca, cb;
+	full_logits(FAM, a, &ca);
+	full_logits("gte_sf", b, &cb);
+	assert_memory_equal(a, b, N_TOK * HID * sizeof(float));
+	expect_gold("gte_sf", HID, GOLD_TOL, gold_gte, sizeof(gold_gte) / sizeof(gold_gte[0]));
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gte_pass),     cmocka_unit_test(test_gte_torch),
-	    cmocka_unit_test(test_gte_switches), cmocka_unit_test(test_gte_caught),
-	    cmocka_unit_test(test_gte_config),   cmocka_unit_test(test_gte_keys),
+	    cmocka_unit_test(test_gte_pass),      cmocka_unit_test(test_gte_torch),
+	    cmocka_unit_test(test_gte_switches),  cmocka_unit_test(test_gte_caught),
+	    cmocka_unit_test(test_gte_config),    cmocka_unit_test(test_gte_keys),
+	    cmocka_unit_test(test_gte_snowflake),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

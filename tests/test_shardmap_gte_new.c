@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -210,12 +211,64 @@ static void test_gte_new_defaults(void **state)
 	    WT_ESHAPE, "768", "fix config.json");
 }
 
+/* GteModel (vLLM's SnowflakeGteNewModel) under GteConfig (model_type gte) with every key given:
+ * each rank byte for byte GteNewModel's, plain and int8-channel, at TP 2 and 4. */
+#define SF_KEYS                                                                                    \
+	"\"hidden_size\":64,\"num_attention_heads\":8,\"num_hidden_layers\":2,\"vocab_size\":100," \
+	"\"intermediate_size\":96,\"max_position_embeddings\":8192,\"type_vocab_size\":0,"         \
+	"\"layer_norm_eps\":1e-12,\"rope_theta\":160000,\"hidden_act\":\"gelu\""
+#define SF_CFG(extra) "{\"architectures\":[\"GteModel\"],\"model_type\":\"gte\"," SF_KEYS extra "}"
+
+static void test_gte_snowflake(void **state)
+{
+	(void)state;
+	for (uint32_t T = 2; T <= 4; T *= 2)
+		for (int q = 0; q < 2; q++) {
+			wt_layout l;
+			wt_layout_init(&l);
+			l.tp_size = T;
+			l.quant = q ? WT_QUANT_INT8_CHANNEL : WT_QUANT_NONE;
+			fx a, b;
+			fx_open_l(&a, tm_gt("", 2, 0, GT_POOLER), GT_CFG(TV0), &l, true);
+			fx_open_l(&b, tm_gt("", 2, 0, GT_POOLER), SF_CFG(""), &l, true);
+			assert_string_equal(shardmap_family(b.p), "gte_new");
+			for (uint32_t r = 0; r < T; r++)
+				fx_same_rank(&a, &b, r, NULL);
+			assert_true(fx_skipped(&b, "pooler.dense.weight"));
+			fx_close(&a);
+			fx_close(&b);
+		}
+	/* GteNewModel's mapper strips new., SnowflakeGteNewModel's does not: vLLM cannot load it */
+	fx_refused(tm_gt("new.", 2, 0, 0), SF_CFG(""), WT_EUNSUPPORTED, "tensor 'new.",
+	           "does not strip 'new.'");
+	/* GteConfig's defaults are not known: every key a default would fill is required */
+	static const char *const keys[] = {"vocab_size",          "hidden_size",
+	                                   "intermediate_size",   "num_hidden_layers",
+	                                   "num_attention_heads", "max_position_embeddings",
+	                                   "type_vocab_size",     "layer_norm_eps",
+	                                   "rope_theta",          "hidden_act"};
+	char cfg[1024], k[64];
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(cfg, sizeof(cfg), SF_CFG(""));
+		snprintf(k, sizeof(k), "\"%s\":", keys[i]);
+		char *at = strstr(cfg, k);
+		assert_non_null(at);
+		memcpy(at + 1, "x_", 2); /* the key renamed away: absent */
+		snprintf(k, sizeof(k), "'%s' is missing", keys[i]);
+		fx_refused(tm_gt("", 2, 0, 0), cfg, WT_ENOTFOUND, k, "GteConfig");
+	}
+	/* NewConfig's switches hold for GteConfig too (vLLM asserts gelu for both) */
+	fx_refused(tm_gt("", 2, 0, 0), SF_CFG(",\"pack_qkv\":false"), WT_EUNSUPPORTED, "pack_qkv",
+	           "packed");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_gte_new_slices), cmocka_unit_test(test_gte_new_layouts),
 	    cmocka_unit_test(test_gte_new_quant),  cmocka_unit_test(test_gte_new_coverage),
 	    cmocka_unit_test(test_gte_new_errors), cmocka_unit_test(test_gte_new_defaults),
+	    cmocka_unit_test(test_gte_snowflake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
