@@ -52,9 +52,36 @@ static int parse_llava_like(json_t *root, json_t *v, ckpt_config *c, int64_t lay
 
 /* LlavaConfig / LlavaNextConfig / LlavaNextVideoConfig: -2, clip_vision_model, llama;
  * LlavaNextVideoConfig's spatial_pool_mode ("average") and spatial_pool_stride (2) */
+/* Tarsier's split-token ids: required (TarsierHfConfig; vLLM's __init__ reads them unguarded),
+ * whole numbers from 0 (the planner checks them against the vocabulary). */
+static int parse_tarsier(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	static const char *const keys[] = {"image_newline_idx", "image_new_idx"};
+	int64_t *out[] = {&c->ts_newline_idx, &c->ts_new_idx};
+	for (int i = 0; i < 2; i++) {
+		json_t *x = json_object_get(root, keys[i]);
+		if (x == NULL || json_is_null(x))
+			return wt_seterr(
+			    err, WT_ENOTFOUND,
+			    "config.json: '%s' is missing: vLLM's "
+			    "TarsierForConditionalGeneration reads it (the token whose "
+			    "embedding splits the image's patches); set it as the "
+			    "release's config.json does",
+			    keys[i]);
+		int rv = config_get_int(root, keys[i], -1, 0, out[i], err);
+		if (rv != WT_OK)
+			return rv;
+	}
+	return WT_OK;
+}
+
 int config_parse_llava(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 {
 	int rv = parse_llava_like(root, v, c, -2, "clip_vision_model", "llama", err);
+	c->ts_newline_idx = c->ts_new_idx = -1;
+	if (rv == WT_OK && c->architecture != NULL &&
+	    strcmp(c->architecture, "TarsierForConditionalGeneration") == 0)
+		rv = parse_tarsier(root, c, err);
 	if (rv != WT_OK || !config_is_llava_next_video(root))
 		return rv;
 	json_t *pm = json_object_get(root, "spatial_pool_mode");

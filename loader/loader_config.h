@@ -302,6 +302,11 @@ typedef struct ckpt_config {
 	 * resampler's pooling */
 	char v_pool_mode[16];
 	int64_t v_pool_stride;
+	/* Tarsier (TarsierForConditionalGeneration, model_type llava; read for it only):
+	 * image_newline_idx and image_new_idx, the token ids whose embeddings vLLM's
+	 * _add_tarsier_split_tokens puts after every row of patches and after the image (required:
+	 * vLLM reads them unguarded); not read (-1 or 0) for any other architecture */
+	int64_t ts_newline_idx, ts_new_idx;
 	/* Qwen2-Audio (Qwen2AudioConfig's audio_config, Qwen2AudioEncoderConfig's defaults; read
 	 * for model_type qwen2_audio only, has_audio when the object is there): num_mel_bins,
 	 * encoder_layers, encoder_attention_heads, encoder_ffn_dim, d_model,

@@ -142,7 +142,8 @@ static int llava_check_as(const ckpt_config *c, const char *who, wt_errbuf *err)
 		    "config.json: vision_config.model_type '%s': only a CLIP tower "
 		    "(clip_vision_model, llava-1.5 / llava-v1.6)%s is supported for %s",
 		    c->v_model_type,
-		    strcmp(c->architecture, "LlavaForConditionalGeneration") == 0
+		    strcmp(c->architecture, "LlavaForConditionalGeneration") == 0 ||
+		            strcmp(c->architecture, "MantisForConditionalGeneration") == 0
 		        ? " or a Pixtral one (pixtral: pixtral-12b)"
 		        : "",
 		    c->architecture);
@@ -154,9 +155,52 @@ static int llava_check_as(const ckpt_config *c, const char *who, wt_errbuf *err)
 	return shardmap_vision_feature(c, &g, who, "linear_1 vision_config.hidden_size", "-2", err);
 }
 
+static bool is_tarsier(const ckpt_config *c)
+{
+	return c->architecture != NULL &&
+	       strcmp(c->architecture, "TarsierForConditionalGeneration") == 0;
+}
+
+/* Tarsier's split tokens are rows of the language model's embedding table (vLLM looks them up
+ * in embed_tokens for every image). */
+static int tarsier_check_ids(const ckpt_config *c, wt_errbuf *err)
+{
+	static const char *const keys[] = {"image_newline_idx", "image_new_idx"};
+	int64_t ids[] = {c->ts_newline_idx, c->ts_new_idx};
+	for (int i = 0; i < 2; i++)
+		if (ids[i] < 0 || ids[i] >= c->vocab_size)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: %s %lld is not a token of text_config's "
+			                 "vocabulary (vocab_size %lld)",
+			                 keys[i], (long long)ids[i], (long long)c->vocab_size);
+	return WT_OK;
+}
+
 static int llava_check(const ckpt_config *c, wt_errbuf *err)
 {
-	return llava_check_as(c, "vLLM's LlavaMultiModalProjector", err);
+	int rv = llava_check_as(c, "vLLM's LlavaMultiModalProjector", err);
+	return rv == WT_OK && is_tarsier(c) ? tarsier_check_ids(c, err) : rv;
+}
+
+/* Tarsier's load_weights is a plain AutoWeightsLoader, with none of LLaVA's renames: the
+ * layout transformers >= 4.52 saves (shardmap_llava_aliases) matches none of its parameters. */
+static int tarsier_layout(const ckpt *c, const ckpt_config *cfg, wt_errbuf *err)
+{
+	if (!is_tarsier(cfg))
+		return WT_OK;
+	for (size_t i = 0; i < ckpt_n_tensors(c); i++) {
+		const char *n = ckpt_tensor_at(c, i)->name;
+		for (const char *const *a = shardmap_llava_aliases; *a; a += 2)
+			if (strncmp(n, a[0], strlen(a[0])) == 0)
+				return wt_seterr(
+				    err, WT_EUNSUPPORTED,
+				    "tensor '%s': vLLM's TarsierForConditionalGeneration "
+				    "loads the released layout only (language_model.model., "
+				    "vision_tower., multi_modal_projector.), not the one "
+				    "transformers >= 4.52 saves; save it in the released names",
+				    n);
+	}
+	return WT_OK;
 }
 
 /* LLaVA with a Pixtral tower: LLaVA's language model and projector, Mistral 3's tower. */
@@ -175,6 +219,11 @@ static const sm_rule llava_pixtral_rules[] = {
 static int llava_pixtral_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int rv;
+	if (is_tarsier(c))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: vision_config.model_type 'pixtral': vLLM's "
+		    "init_vision_tower_for_tarsier builds a CLIP or SigLIP tower only");
 	if ((rv = shardmap_vision_need(c, &shardmap_vis_pixtral, err)) != WT_OK)
 		return rv;
 	if ((rv = llava_check_text(c, err)) != WT_OK)
@@ -269,7 +318,12 @@ static int next_video_check(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-static const char *const llava_archs[] = {"LlavaForConditionalGeneration", NULL};
+/* MantisForConditionalGeneration is vLLM's LlavaForConditionalGeneration with Mantis' processor;
+ * Tarsier's (tarsier.py) builds LLaVA's tower, projector and language model under the same
+ * names: the released layout only (tarsier_layout), its split-token ids checked. */
+static const char *const llava_archs[] = {"LlavaForConditionalGeneration",
+                                          "MantisForConditionalGeneration",
+                                          "TarsierForConditionalGeneration", NULL};
 static const char *const llava_next_archs[] = {"LlavaNextForConditionalGeneration", NULL};
 static const char *const llava_onevision_archs[] = {"LlavaOnevisionForConditionalGeneration", NULL};
 static const char *const llava_next_video_archs[] = {"LlavaNextVideoForConditionalGeneration",
@@ -301,6 +355,7 @@ static const sm_family llava_pixtral = {
     .vision_siglip = true,
     .pixtral = true,
     .drop_canon = shardmap_pixtral_drop,
+    .check_extra = tarsier_layout,
 };
 
 const sm_family shardmap_family_llava = {
@@ -316,6 +371,7 @@ const sm_family shardmap_family_llava = {
     .clip = true,
     .drop_canon = llava_drop,
     .pixtral_tower = &llava_pixtral,
+    .check_extra = tarsier_layout,
 };
 
 const sm_family shardmap_family_llava_next = {

@@ -9,6 +9,8 @@
  * fixtures come from $WT_BUILD/wt-mkckpt --family llava (hid 128, H 4, KV 2, d 32, I 256,
  * V 1000, 2 layers; CLIP 2 blocks of width 64) and llava_next (LLaVA-NeXT in the
  * transformers >= 4.52 layout: the same dims, Mistral's language model, image_newline).
+ * The llava fixture saved as Mantis and as Tarsier (their split-token ids added) gives LLaVA's
+ * logits bit for bit.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -32,11 +34,45 @@
 #define A1   "model.layers.1.self_attn."
 #define M1   "model.layers.1.mlp."
 
+/* dir: the llava fixture's files with architectures arch (and extra keys before
+ * ignore_index). */
+static int write_as(const char *dir_name, const char *arch, const char *extra)
+{
+	static const char *const files[] = {"config.json", "model.safetensors.index.json",
+	                                    "model-00001-of-00002.safetensors",
+	                                    "model-00002-of-00002.safetensors"};
+	char *src = tu_path(g_root, "llava"), *dir = tu_path(g_root, dir_name);
+	int rv = 0;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && rv == 0; i++) {
+		char *p = tu_path(src, files[i]);
+		size_t len = 0;
+		char *b = tu_read_file(p, &len);
+		rv = b != NULL && tu_write_file(dir, files[i], b, len) == 0 ? 0 : -1;
+		free(b);
+		free(p);
+	}
+	if (rv == 0) {
+		edit_config(dir, "\"LlavaForConditionalGeneration\"", arch);
+		edit_config(dir, "\"ignore_index\"", extra);
+	}
+	free(src);
+	free(dir);
+	return rv;
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	static const char *fams[] = {"llava", "llava_next"};
-	return gen_fixtures("reference_llava", fams, 2);
+	int rv = gen_fixtures("reference_llava", fams, 2);
+	if (rv == 0)
+		rv = write_as("llava_mantis", "\"MantisForConditionalGeneration\"",
+		              "\"ignore_index\"");
+	if (rv == 0)
+		rv = write_as(
+		    "llava_tarsier", "\"TarsierForConditionalGeneration\"",
+		    "\"image_newline_idx\": 998, \"image_new_idx\": 999, \"ignore_index\"");
+	return rv;
 }
 
 static void test_llava_pass(void **state)
@@ -165,12 +201,33 @@ static void test_llava_config(void **state)
 	assert_true(c.hid == 4096 && c.KV == 8 && c.I == 14336 && c.V == 32000);
 }
 
+/* Mantis and Tarsier (vLLM's llava.py subclass and tarsier.py: LLaVA's language model on text
+ * tokens): their layouts pass and their logits are LLaVA's bit for bit. */
+static void test_mantis_tarsier(void **state)
+{
+	(void)state;
+	static const char *const fams[] = {"llava_mantis", "llava_tarsier"};
+	float *a = malloc(N_TOK * V_LV * sizeof(float)), *b = malloc(N_TOK * V_LV * sizeof(float));
+	assert_true(a != NULL && b != NULL);
+	ref_cfg ca, cb;
+	full_logits("llava", a, &ca);
+	for (size_t i = 0; i < 2; i++) {
+		expect_pass(fams[i], 2, 1, WT_QUANT_NONE, 0);
+		expect_pass(fams[i], 4, 1, WT_QUANT_FP8_CHANNEL, 0);
+		expect_pass(fams[i], 2, 1, WT_QUANT_INT8_CHANNEL, 0);
+		full_logits(fams[i], b, &cb);
+		assert_memory_equal(a, b, N_TOK * V_LV * sizeof(float));
+	}
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_llava_pass),   cmocka_unit_test(test_llava_transformers),
 	    cmocka_unit_test(test_llava_caught), cmocka_unit_test(test_llava_fixture_cfg),
-	    cmocka_unit_test(test_llava_config),
+	    cmocka_unit_test(test_llava_config), cmocka_unit_test(test_mantis_tarsier),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

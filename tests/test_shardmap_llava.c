@@ -13,7 +13,9 @@
  * divide, a list or out-of-range vision_feature_layer, another tower or language model, no
  * vision_config or text_config). LLaVA-NeXT (LlavaNextForConditionalGeneration): the same
  * slices with a Mistral language model, image_newline replicated, both layouts, its
- * refusals. Seed fixed.
+ * refusals. MantisForConditionalGeneration and TarsierForConditionalGeneration (vLLM's
+ * llava.py subclass and tarsier.py): LLaVA's bytes; Tarsier's released layout only and its
+ * split-token ids. Seed fixed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -516,6 +518,69 @@ static void test_siglip_mlp(void **state)
 	fx_siglip_mlp(mlp_w64, cfg_w64, VT, 2, false);
 }
 
+#define CFG_ARCH(arch, top)                                                                        \
+	"{\"architectures\":[\"" arch "\"],\"model_type\":\"llava\"," top                          \
+	"\"text_config\":{" LM_KEYS "}" VISION_CFG(VISION_KEYS)
+#define TS_IDS "\"image_newline_idx\":126,\"image_new_idx\":127,"
+
+/* Mantis (vLLM's LlavaForConditionalGeneration with its own processor): LLaVA's bytes in both
+ * layouts. Tarsier (tarsier.py: LLaVA's tower, projector and language model, a plain
+ * AutoWeightsLoader): LLaVA's bytes in the released layout, plain and int8-channel; the >= 4.52
+ * layout, a Pixtral tower and missing or out-of-vocabulary split-token ids refused. */
+static void test_mantis_tarsier(void **state)
+{
+	(void)state;
+	static const char mantis[] = CFG_ARCH("MantisForConditionalGeneration", "");
+	static const char tarsier[] = CFG_ARCH("TarsierForConditionalGeneration", TS_IDS);
+	for (int q = 0; q < 2; q++) {
+		wt_layout l;
+		wt_layout_init(&l);
+		l.tp_size = 2;
+		l.quant = q ? WT_QUANT_INT8_CHANNEL : WT_QUANT_NONE;
+		fx a, b, t;
+		fx_open_l(&a, lv_model(LAY_V450, true, 3), cfg_lv, &l, true);
+		fx_open_l(&b, lv_model(q ? LAY_V450 : LAY_HF5, true, 3), mantis, &l, true);
+		fx_open_l(&t, lv_model(LAY_V450, true, 3), tarsier, &l, true);
+		assert_string_equal(shardmap_family(t.p), "llava");
+		for (uint32_t r = 0; r < 2; r++) {
+			same_rank(&a, &b, r, NULL);
+			same_rank(&a, &t, r, NULL);
+		}
+		assert_true(fx_skipped(&t, VT "post_layernorm.weight"));
+		fx_close(&a);
+		fx_close(&b);
+		fx_close(&t);
+	}
+	fx_refused(lv_model(LAY_HF5, true, 3), tarsier, WT_EUNSUPPORTED, "tensor 'lm_head.weight'",
+	           "released layout only");
+	static const char *const no_ids[] = {
+	    CFG_ARCH("TarsierForConditionalGeneration", "\"image_new_idx\":127,"),
+	    CFG_ARCH("TarsierForConditionalGeneration", "\"image_newline_idx\":126,")};
+	fx_refused(lv_model(LAY_V450, true, 3), no_ids[0], WT_ENOTFOUND,
+	           "'image_newline_idx' is missing", "Tarsier");
+	fx_refused(lv_model(LAY_V450, true, 3), no_ids[1], WT_ENOTFOUND,
+	           "'image_new_idx' is missing", "Tarsier");
+	fx_refused(lv_model(LAY_V450, true, 3),
+	           CFG_ARCH("TarsierForConditionalGeneration",
+	                    "\"image_newline_idx\":128,\"image_new_idx\":127,"),
+	           WT_ECORRUPT, "image_newline_idx 128", "vocab_size 128");
+	fx_refused(lv_model(LAY_V450, true, 3),
+	           CFG_ARCH("TarsierForConditionalGeneration",
+	                    "\"image_newline_idx\":126,\"image_new_idx\":-1,"),
+	           WT_ECORRUPT, "image_new_idx", ">= 0");
+	fx_refused(lv_model(LAY_V450, true, 3),
+	           CFG_ARCH("TarsierForConditionalGeneration",
+	                    "\"image_newline_idx\":\"x\",\"image_new_idx\":127,"),
+	           WT_ECORRUPT, "image_newline_idx", "not an integer");
+	fx_refused(
+	    lv_model(LAY_V450, true, 3),
+	    "{\"architectures\":[\"TarsierForConditionalGeneration\"],\"model_type\":"
+	    "\"llava\"," TS_IDS "\"text_config\":{" LM_KEYS "},\"vision_config\":{\"model_"
+	    "type\":\"pixtral\",\"hidden_size\":32,\"intermediate_size\":64,\"num_"
+	    "attention_heads\":8,\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2}}",
+	    WT_EUNSUPPORTED, "'pixtral'", "CLIP or SigLIP tower only");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -523,7 +588,7 @@ int main(void)
 	    cmocka_unit_test(test_layouts_and_text), cmocka_unit_test(test_int8),
 	    cmocka_unit_test(test_coverage),         cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_errors),           cmocka_unit_test(test_next),
-	    cmocka_unit_test(test_next_errors),
+	    cmocka_unit_test(test_next_errors),      cmocka_unit_test(test_mantis_tarsier),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
