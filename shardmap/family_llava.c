@@ -33,6 +33,13 @@
  * deeper blocks are dropped (PixtralHFVisionModel.load_weights skips them). Pixtral has no
  * post-norm to drop.
  *
+ * LLaVA with a SigLIP tower (vision_config.model_type siglip_vision_model; the siglip_tower
+ * table shardmap_family_for picks): LLaVA's language model, projector and layouts, the tower as
+ * LLaVA-OneVision's below (init_vision_tower_for_llava builds SiglipVisionModel the same way).
+ * MantisForConditionalGeneration and TarsierForConditionalGeneration take LLaVA's tables
+ * (llava_archs); Tarsier refuses the >= 4.52 layout and a Pixtral tower and checks its
+ * split-token ids.
+ *
  * LLaVA-OneVision (LlavaOnevisionForConditionalGeneration, model_type llava_onevision:
  * llava-hf/llava-onevision-qwen2-0.5b-ov-hf / 7b / 72b), cut as vLLM's llava_onevision.py /
  * siglip.py / qwen2.py load it: Qwen2's table (q/k/v biases) under `language_model.`, tied by
@@ -144,7 +151,10 @@ static int llava_check_as(const ckpt_config *c, const char *who, wt_errbuf *err)
 		    c->v_model_type,
 		    strcmp(c->architecture, "LlavaForConditionalGeneration") == 0 ||
 		            strcmp(c->architecture, "MantisForConditionalGeneration") == 0
-		        ? " or a Pixtral one (pixtral: pixtral-12b)"
+		        ? ", a SigLIP one (siglip_vision_model) or a Pixtral one (pixtral: "
+		          "pixtral-12b)"
+		    : strcmp(c->architecture, "TarsierForConditionalGeneration") == 0
+		        ? " or a SigLIP one (siglip_vision_model)"
 		        : "",
 		    c->architecture);
 	if ((rv = llava_check_text(c, err)) != WT_OK)
@@ -260,6 +270,38 @@ static bool onevision_drop(const ckpt_config *c, const char *cn)
 	return shardmap_vision_drop(c, LV_VT, vd, true, cn);
 }
 
+/* LLaVA (and Mantis, Tarsier) with a SigLIP tower (vision_config.model_type
+ * siglip_vision_model: TIGER-Lab/Mantis-8B-siglip-llama3 and other LLaVA builds on SigLIP), as
+ * vLLM's init_vision_tower_for_llava / _for_tarsier build it: SiglipVisionModel up to
+ * vision_feature_layer without post_layernorm, cut as LLaVA-OneVision's tower (the same rows,
+ * drops and SiglipMLP float rule); LLaVA's language model and its parallel, quantized
+ * projector. */
+static const sm_rule llava_siglip_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULES_SIGLIP_TOWER(LV_VT),
+    LV_RULES_PROJ,
+};
+
+/* vision_config a SigLIP tower whose heads split its width; LLaVA's language model; one
+ * feature layer within the tower; Tarsier's split tokens. */
+static int llava_siglip_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
+		return rv;
+	if ((rv = llava_check_text(c, err)) != WT_OK)
+		return rv;
+	sm_vis_geom g;
+	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
+		return rv;
+	rv = shardmap_vision_feature(c, &g, "vLLM's LlavaMultiModalProjector",
+	                             "linear_1 vision_config.hidden_size", "-2", err);
+	return rv == WT_OK && is_tarsier(c) ? tarsier_check_ids(c, err) : rv;
+}
+
 /* vision_config a SigLIP tower whose heads split its width; a Qwen2 language model; one
  * feature layer within the tower (the projector's linear_1 is VE wide). */
 static int onevision_check(const ckpt_config *c, wt_errbuf *err)
@@ -343,6 +385,21 @@ static const char *const llava_next_aliases[] = {"model.language_model.",
                                                  "language_model.lm_head.",
                                                  NULL};
 
+static const sm_family llava_siglip = {
+    .name = "llava",
+    .archs = llava_archs,
+    .rules = llava_siglip_rules,
+    .n_rules = SM_NRULES(llava_siglip_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = llava_siglip_check,
+    .aliases = shardmap_llava_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .drop_canon = onevision_drop,
+    .keep_float = shardmap_siglip_tower_float,
+    .check_extra = tarsier_layout,
+};
+
 static const sm_family llava_pixtral = {
     .name = "llava",
     .archs = llava_archs,
@@ -371,6 +428,7 @@ const sm_family shardmap_family_llava = {
     .clip = true,
     .drop_canon = llava_drop,
     .pixtral_tower = &llava_pixtral,
+    .siglip_tower = &llava_siglip,
     .check_extra = tarsier_layout,
 };
 

@@ -205,6 +205,9 @@ const sm_family *shardmap_family_for(const ckpt *c)
 	const sm_family *f = shardmap_family_find(cfg->architecture, cfg->model_type);
 	if (f != NULL && f->pixtral_tower != NULL && strcmp(cfg->v_model_type, "pixtral") == 0)
 		return f->pixtral_tower;
+	if (f != NULL && f->siglip_tower != NULL &&
+	    strcmp(cfg->v_model_type, "siglip_vision_model") == 0)
+		return f->siglip_tower;
 	if (f == NULL || f->per_expert == NULL)
 		return f;
 	for (size_t k = 0; k < ckpt_n_tensors(c); k++) {

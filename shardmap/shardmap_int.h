@@ -51,6 +51,10 @@ typedef struct sm_family {
 	 * conversions: a Pixtral tower where the table above has CLIP's); NULL = none.
 	 * shardmap_family_for picks it. */
 	const struct sm_family *pixtral_tower;
+	/* The family's rules when vision_config.model_type is siglip_vision_model (LLaVA with a
+	 * SigLIP tower: vLLM's init_vision_tower_for_llava builds CLIP, SigLIP or Pixtral);
+	 * NULL = none. shardmap_family_for picks it. */
+	const struct sm_family *siglip_tower;
 	/* Alternative checkpoint name layout: NULL-terminated pairs {checkpoint prefix,
 	 * canonical prefix}, e.g. transformers 5.x "model.language_model." -> "model.".
 	 * Rules are written in canonical names. NULL = none. */
@@ -241,7 +245,8 @@ const char *shardmap_not_cut_why(const char *arch);
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
 /* The family of checkpoint c: shardmap_family_find's, its pixtral_tower table when
- * vision_config.model_type is pixtral, or its per_expert table when c holds an
+ * vision_config.model_type is pixtral, its siglip_tower table when it is
+ * siglip_vision_model, or its per_expert table when c holds an
  * "...experts.<digits>." tensor. */
 const sm_family *shardmap_family_for(const ckpt *c);
 

@@ -62,6 +62,10 @@ static const char cfg_text[] = "{\"architectures\":[\"LlamaForCausalLM\"]," LM_K
 
 /* The language model (values first: the same in every layout and as Llama's), then,
  * unless text-only, the tower of `blocks` blocks and the projector (biases if bias). */
+/* lv_model_w's tower: CLIP's (class embedding, pre_layrnorm) unless lv_siglip_tower is set
+ * (SigLIP's: a patch bias, no class token). */
+static bool lv_siglip_tower;
+
 static tm_model *lv_model_w(lay y, bool bias, int blocks, int64_t ve, int64_t vi)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
@@ -83,7 +87,7 @@ static tm_model *lv_model_w(lay y, bool bias, int blocks, int64_t ve, int64_t vi
 	mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	mm_add_vit(m, y, true, ve, vi, VNP, blocks);
+	mm_add_vit(m, y, !lv_siglip_tower, ve, vi, lv_siglip_tower ? VNP - 1 : VNP, blocks);
 	mm_add(m, y, PJ "linear_1.weight", HID, ve);
 	mm_add(m, y, PJ "linear_2.weight", HID, HID);
 	if (bias) {
@@ -381,9 +385,9 @@ static void test_errors(void **state)
 	fx_close(&f);
 	/* another tower, another language model, none */
 	static const char cfg_sig[] =
-	    CFG_HEAD("") ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"}}";
-	fx_refused(lv_model(LAY_V450, true, 3), cfg_sig, WT_EUNSUPPORTED, "siglip_vision_model",
-	           "CLIP");
+	    CFG_HEAD("") ",\"vision_config\":{\"model_type\":\"idefics3_vision\"}}";
+	fx_refused(lv_model(LAY_V450, true, 3), cfg_sig, WT_EUNSUPPORTED, "idefics3_vision",
+	           "a SigLIP one (siglip_vision_model)");
 	static const char cfg_qwen[] =
 	    "{\"architectures\":[\"LlavaForConditionalGeneration\"],\"model_type\":\"llava\","
 	    "\"text_config\":{\"model_type\":\"qwen2\",\"hidden_size\":64,\"num_attention_heads\":"
@@ -581,6 +585,79 @@ static void test_mantis_tarsier(void **state)
 	    WT_EUNSUPPORTED, "'pixtral'", "CLIP or SigLIP tower only");
 }
 
+/* LLaVA with a SigLIP tower (vLLM's init_vision_tower_for_llava builds SiglipVisionModel up to
+ * vision_feature_layer, no post-norm): at TP 2 and 4 the tower's blocks 0 and 1 cut as CLIP's
+ * (fx_vit_block), block 2 and post_layernorm skipped, the patch embedding with its bias and the
+ * position table (16 rows: no class token) whole, the projector by rows / columns; the >= 4.52
+ * layout the same bytes; Mantis and Tarsier take the same table; a SigLIP tower 32 wide keeps
+ * fc1 / fc2 unquantized (SiglipMLP's rule); heads that do not divide refused. */
+#define SIG_CFG(arch, top)                                                                         \
+	"{\"architectures\":[\"" arch "\"],\"model_type\":\"llava\"," top                          \
+	"\"text_config\":{" LM_KEYS                                                                \
+	"},\"vision_config\":{\"model_type\":\"siglip_vision_model\"" VISION_KEYS "}}"
+
+static void test_siglip_tower(void **state)
+{
+	(void)state;
+	lv_siglip_tower = true;
+	static const char cfg_sig[] = SIG_CFG("LlavaForConditionalGeneration", "");
+	for (uint32_t T = 2; T <= 4; T *= 2) {
+		fx f;
+		fx_open(&f, lv_model(LAY_V450, true, 3), cfg_sig, T, 1, 0, true);
+		for (uint32_t r = 0; r < T; r++) {
+			for (int blk = 0; blk < 2; blk++)
+				fx_vit_block(&f, T, r, VB, blk, VE, VI);
+			assert_int_equal(
+			    tm_ix(f.p, r, VT "encoder.layers.2.self_attn.qkv_proj.weight"), -1);
+			assert_int_equal(tm_ix(f.p, r, VT "post_layernorm.weight"), -1);
+			assert_int_equal(tm_ix(f.p, r, VT "embeddings.class_embedding"), -1);
+			repl(&f, r, VT "embeddings.patch_embedding.bias");
+			repl(&f, r, VT "embeddings.position_embedding.weight");
+			int64_t hl = HID / T;
+			rows_at(&f, r, PJ "linear_1.weight", 0, PJ "linear_1.weight", r * hl, hl);
+			cols_of(&f, r, T, PJ "linear_2.weight", PJ "linear_2.weight", HID, HID);
+			assert_true(tm_ix(f.p, r, "language_model.lm_head.weight") >= 0);
+		}
+		assert_true(fx_skipped(&f, VT "post_layernorm.weight") &&
+		            fx_skipped(&f, VT "encoder.layers.2.mlp.fc1.weight"));
+		fx_close(&f);
+	}
+	static const char mantis[] = SIG_CFG("MantisForConditionalGeneration", "");
+	static const char tarsier[] = SIG_CFG("TarsierForConditionalGeneration", TS_IDS);
+	fx a, b;
+	fx_open(&a, lv_model(LAY_V450, true, 3), cfg_sig, 2, 1, 0, true);
+	fx_open(&b, lv_model(LAY_HF5, true, 3), mantis, 2, 1, 0, true);
+	for (uint32_t r = 0; r < 2; r++)
+		same_rank(&a, &b, r, NULL);
+	fx_close(&b);
+	fx_open(&b, lv_model(LAY_V450, true, 3), tarsier, 2, 1, 0, true);
+	for (uint32_t r = 0; r < 2; r++)
+		same_rank(&a, &b, r, NULL);
+	fx_close(&a);
+	fx_close(&b);
+	fx_refused(lv_model(LAY_HF5, true, 3), tarsier, WT_EUNSUPPORTED, "tensor 'lm_head.weight'",
+	           "released layout only");
+	/* int8-channel: the tower's fc1 / fc2 kept (SiglipMLP quantizes them only when width and
+	 * MLP are multiples of 64; this tower is 32 wide: CLIP's would be quantized), the
+	 * projector quantized */
+	static const char *const keep[] = {
+	    VT "embeddings.patch_embedding.bias", VT "embeddings.position_embedding.weight",
+	    VT "encoder.layers.0.mlp.fc1.weight", VT "encoder.layers.1.mlp.fc2.weight"};
+	static const char *const quant[] = {VT "encoder.layers.0.self_attn.qkv_proj.weight",
+	                                    PJ "linear_1.weight", PJ "linear_2.weight"};
+	fx_open_quant(&a, lv_model(LAY_V450, true, 3), cfg_sig, 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(keep), FX_N(quant));
+	fx_close(&a);
+	fx_refused(
+	    lv_model(LAY_V450, true, 3),
+	    "{\"architectures\":[\"LlavaForConditionalGeneration\"],\"model_type\":\"llava\","
+	    "\"text_config\":{" LM_KEYS "},\"vision_config\":{\"model_type\":\"siglip_vision_"
+	    "model\",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":5,"
+	    "\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2}}",
+	    WT_ECORRUPT, "num_attention_heads", "");
+	lv_siglip_tower = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -589,6 +666,7 @@ int main(void)
 	    cmocka_unit_test(test_coverage),         cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_errors),           cmocka_unit_test(test_next),
 	    cmocka_unit_test(test_next_errors),      cmocka_unit_test(test_mantis_tarsier),
+	    cmocka_unit_test(test_siglip_tower),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -360,12 +360,12 @@ static void test_errors(void **state)
 	fx_refused(px_model(LAY_V450, true, 3), cfgimg, WT_ECORRUPT, "image_size 1", "");
 	/* a block past num_hidden_layers */
 	fx_refused(px_model(LAY_V450, true, 4), cfg_px, WT_ESHAPE, "vision block 3", "");
-	/* a tower neither CLIP nor Pixtral; LLaVA-NeXT's Pixtral; another language model; no
-	 * tower; no text model */
+	/* a tower neither CLIP, SigLIP nor Pixtral; LLaVA-NeXT's Pixtral; another language model;
+	 * no tower; no text model */
 	static const char cfg_sig[] =
-	    CFG_HEAD("", "mistral", "") VISION_CFG("siglip_vision_model", VISION_KEYS("3", "8"));
+	    CFG_HEAD("", "mistral", "") VISION_CFG("idefics3_vision", VISION_KEYS("3", "8"));
 	fx_refused(px_model(LAY_V450, true, 3), cfg_sig, WT_EUNSUPPORTED,
-	           "vision_config.model_type 'siglip_vision_model'", "a Pixtral one (pixtral");
+	           "vision_config.model_type 'idefics3_vision'", "a Pixtral one (pixtral");
 	static const char cfg_next[] = CFG_ARCH("LlavaNextForConditionalGeneration", "llava_next",
 	                                        "", "mistral", "") PIXTRAL("3");
 	fx_refused(px_model(LAY_V450, true, 3), cfg_next, WT_EUNSUPPORTED,
