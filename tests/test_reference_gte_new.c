@@ -37,24 +37,14 @@
  * the same tensor names, architectures GteModel, model_type gte of the remote GteConfig). */
 static int write_snowflake(void)
 {
-	char *src = tu_path(g_root, FAM), *dir = tu_path(g_root, "gte_sf");
-	int rv = 0;
 	static const char *const files[] = {"config.json", "model.safetensors"};
-	for (size_t i = 0; i < 2 && rv == 0; i++) {
-		char *p = tu_path(src, files[i]);
-		size_t len = 0;
-		char *b = tu_read_file(p, &len);
-		rv = b != NULL && tu_write_file(dir, files[i], b, len) == 0 ? 0 : -1;
-		free(b);
-		free(p);
-	}
-	if (rv == 0) {
-		edit_config(dir, "\"GteNewModel\"", "\"GteModel\"");
-		edit_config(dir, "\"new\"", "\"gte\"");
-	}
-	free(src);
+	if (copy_fixture(FAM, "gte_sf", files, 2) != 0)
+		return -1;
+	char *dir = tu_path(g_root, "gte_sf");
+	edit_config(dir, "\"GteNewModel\"", "\"GteModel\"");
+	edit_config(dir, "\"new\"", "\"gte\"");
 	free(dir);
-	return rv;
+	return 0;
 }
 
 static int setup(void **state)

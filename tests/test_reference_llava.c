@@ -41,23 +41,13 @@ static int write_as(const char *dir_name, const char *arch, const char *extra)
 	static const char *const files[] = {"config.json", "model.safetensors.index.json",
 	                                    "model-00001-of-00002.safetensors",
 	                                    "model-00002-of-00002.safetensors"};
-	char *src = tu_path(g_root, "llava"), *dir = tu_path(g_root, dir_name);
-	int rv = 0;
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && rv == 0; i++) {
-		char *p = tu_path(src, files[i]);
-		size_t len = 0;
-		char *b = tu_read_file(p, &len);
-		rv = b != NULL && tu_write_file(dir, files[i], b, len) == 0 ? 0 : -1;
-		free(b);
-		free(p);
-	}
-	if (rv == 0) {
-		edit_config(dir, "\"LlavaForConditionalGeneration\"", arch);
-		edit_config(dir, "\"ignore_index\"", extra);
-	}
-	free(src);
+	if (copy_fixture("llava", dir_name, files, sizeof(files) / sizeof(files[0])) != 0)
+		return -1;
+	char *dir = tu_path(g_root, dir_name);
+	edit_config(dir, "\"LlavaForConditionalGeneration\"", arch);
+	edit_config(dir, "\"ignore_index\"", extra);
 	free(dir);
-	return rv;
+	return 0;
 }
 
 static int setup(void **state)

@@ -186,6 +186,26 @@ static __attribute__((unused)) void swap_data(ref_set *a, ref_set *b, const char
 	y->data = t;
 }
 
+/* Fixture folder `to` under g_root: the files[0..n) of fixture `from`, byte for byte (a layout
+ * the tests then rewrite with edit_config). 0, or -1 when one could not be copied. */
+static __attribute__((unused)) int copy_fixture(const char *from, const char *to,
+                                                const char *const *files, size_t n)
+{
+	char *src = tu_path(g_root, from), *dir = tu_path(g_root, to);
+	int rv = 0;
+	for (size_t i = 0; i < n && rv == 0; i++) {
+		char *p = tu_path(src, files[i]);
+		size_t len = 0;
+		char *b = tu_read_file(p, &len);
+		rv = b != NULL && tu_write_file(dir, files[i], b, len) == 0 ? 0 : -1;
+		free(b);
+		free(p);
+	}
+	free(src);
+	free(dir);
+	return rv;
+}
+
 /* Replace the first `from` in a file's text with `to` (one occurrence expected). */
 static __attribute__((unused)) void edit_config(const char *dir, const char *from, const char *to)
 {
