@@ -48,6 +48,8 @@ int ckpt_revision_compute(ckpt_rev_obj *objs, size_t n, char out[65], wt_errbuf 
 /* What the names and the wq / wk permute need of params.json. */
 typedef struct ckpt_mistral_dims {
 	int64_t layers, heads, kv_heads, head_dim;
+	bool ml3;        /* Mistral-Large-3's MLA + MoE names (config_mistral_ml3.c) */
+	int64_t experts; /* its moe.num_experts */
 } ckpt_mistral_dims;
 
 /* params.json text (len bytes) -> the config.json text of the same model in transformers'

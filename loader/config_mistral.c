@@ -25,7 +25,9 @@
  * and architectures ["MistralForCausalLM"], model_type "mistral". Refused with the fix
  * (convert with transformers' convert_mistral_weights_to_hf.py, or ship config.json): moe,
  * vision_encoder, multimodal, quantization, yarn, llama_4_scaling, qk_nope_head_dim and any
- * other key (it may change the model's math).
+ * other key (it may change the model's math). A params.json with qk_nope_head_dim is
+ * Mistral-Large-3 (MLA + MoE, MistralLarge3ForCausalLM): config_mistral_ml3.c reads its keys
+ * and names.
  *
  *   Meta name                                 transformers name
  *   tok_embeddings.weight                     model.embed_tokens.weight
@@ -46,6 +48,7 @@
 
 #include "common/common.h"
 #include "loader/ckpt_int.h"
+#include "loader/mistral_ml3.h"
 
 #define P "params.json"
 #define FIX                                                                                        \
@@ -86,12 +89,15 @@ static const char *const known[] = {
     "torch_dtype",
 };
 
-static int check_keys(json_t *root, wt_errbuf *err)
+/* ml3: Mistral-Large-3's keys are read (config_mistral_ml3.c). */
+static int check_keys(json_t *root, bool ml3, wt_errbuf *err)
 {
 	const char *k;
 	json_t *v;
 	json_object_foreach(root, k, v)
 	{
+		if (ml3 && ckpt_mistral_ml3_key(k))
+			continue;
 		for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 			if (strcmp(k, refused[i].key) == 0 && !json_is_null(v))
 				return wt_seterr(err, WT_EUNSUPPORTED,
@@ -275,17 +281,24 @@ int ckpt_mistral_config(const char *params, size_t len, char **json, size_t *jso
 	int rv = WT_OK;
 	if (!json_is_object(root))
 		rv = wt_seterr(err, WT_ECORRUPT, P ": must be a JSON object");
+	bool ml3 = rv == WT_OK && ckpt_mistral_ml3_wanted(root);
 	if (rv == WT_OK)
-		rv = check_keys(root, err);
+		rv = check_keys(root, ml3, err);
 	if (rv == WT_OK)
 		rv = read_dims(root, &m, err);
 	if (rv == WT_OK)
 		rv = read_rest(root, &m, err);
+	json_t *o = rv == WT_OK ? hf_config(&m) : NULL;
+	if (rv == WT_OK && o == NULL)
+		rv = wt_seterr(err, WT_ENOMEM, P ": out of memory");
+	if (rv == WT_OK && ml3)
+		rv = ckpt_mistral_ml3_config(root, o, &m.d, err);
 	json_decref(root);
-	if (rv != WT_OK)
+	if (rv != WT_OK) {
+		json_decref(o);
 		return rv;
-	json_t *o = hf_config(&m);
-	char *text = o != NULL ? json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+	}
+	char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	json_decref(o);
 	if (text == NULL)
 		return wt_seterr(err, WT_ENOMEM, P ": out of memory");
@@ -353,6 +366,8 @@ int ckpt_mistral_name(const ckpt_mistral_dims *d, const char *name, char *buf, s
 		                 "; fix params.json or the checkpoint",
 		                 name, i, d->layers);
 	const char *suf = p + nd + 1;
+	if (d->ml3) /* no permute: vLLM's mistral_large_3.py renames only */
+		return ckpt_mistral_ml3_layer_name(d, name, i, suf, buf, cap, err);
 	for (size_t k = 0; k < sizeof(layer_names) / sizeof(layer_names[0]); k++) {
 		if (strcmp(suf, layer_names[k].meta) != 0)
 			continue;

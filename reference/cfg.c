@@ -148,7 +148,7 @@ static int parse_deepseek(const ckpt_field *f, ref_cfg *c, wt_errbuf *err)
 	c->routed_scale = real_or(&f[F_ROUTED_SCALE], 1.0);
 	/* DeepSeek-V2's scoring and top-k method: cfg_fam.c */
 	/* Dots1TopkRouter reads no scoring_func: always the sigmoid */
-	if (!c->ds_v2 && !c->dots1 && !c->ds_moe && f[F_SCORING].present &&
+	if (!c->ds_v2 && !c->dots1 && !c->ds_moe && !c->ml3 && f[F_SCORING].present &&
 	    strcmp(f[F_SCORING].s, "sigmoid") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: scoring_func '%s'; the reference has 'sigmoid'",
@@ -397,6 +397,7 @@ static int read_common(ref_cfg *c, const char *family, const char *arch, const c
 	int rv = ref_kind_of(family, arch, c, err);
 	if (rv != WT_OK)
 		return rv;
+	c->ml3 = strcmp(family, "mistral_large3") == 0; /* cfg_ml3.c */
 	if (c->dec_cls && c->n_labels < 1)
 		return wt_seterr(err, WT_ECORRUPT, "config.json: the score head has no labels");
 	if (strcmp(family, "paligemma") == 0 && (rv = paligemma_gen(c, json, len, err)) != WT_OK)
@@ -544,6 +545,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = plain_rope(c, arch, f, json, len, err);
 	if (rv == WT_OK && family != NULL && strcmp(family, "pangu_ultra_moe") == 0)
 		rv = ref_cfg_pangu_moe(c, json, len, err);
+	if (rv == WT_OK && c->ml3) /* V3's keys and RoPE, the routing and llama_4_scaling here */
+		rv = ref_cfg_ml3(c, json, len, err);
 	if (rv == WT_OK)
 		rv = read_addons(c, arch, json, len, err);
 	return rv != WT_OK ? rv : check_reals(c, err);

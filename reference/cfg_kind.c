@@ -169,6 +169,7 @@ static const struct family_row families[] = {
     {"deepseek_v32", REF_DEEPSEEK, false, 0, 0},
     {"pangu_ultra_moe", REF_DEEPSEEK, false, 0, 0}, /* openPangu-Ultra-MoE: cfg_pangu_moe.c */
     {"deepseek_v2", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_V2},
+    {"mistral_large3", REF_DEEPSEEK, false, 0, 0}, /* cfg_ml3.c (cfg.c sets c->ml3) */
     /* Glm4MoeForCausalLM: DeepSeek-V3's MoE under Llama's attention (cfg_fam.c) */
     {"glm4_moe", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE},
     /* Dots1ForCausalLM: the same under Qwen3's attention (q/k norms always) */

@@ -160,6 +160,7 @@ int ref_mla(const ref_cfg *c, ref_set *s, int64_t l, int64_t Hl, const float *h,
 	}
 	ref_rope_mla(c, qp, T, Hl, Hl * c->rope);
 	ref_rope_mla(c, kp, T, 1, c->rope);
+	ref_ml3_scale_q(c, qn, qp, T, Hl); /* llama_4_scaling: after RoPE, as vLLM */
 	mla_attend(c, T, Hl, qn, qp, kv, kp, att);
 	ref_linear(out, att, w.o, NULL, T, Hl * c->vhd, c->hid);
 	free(buf);
@@ -172,7 +173,7 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 	int64_t E = c->E, G = c->n_group, gs = E / G;
 	float sc[REF_MAX_EXPERTS], ch[REF_MAX_EXPERTS], gscore[REF_MAX_EXPERTS]; /* G <= E */
 	/* ERNIE 4.5: softmax, chosen with the correction bias; DeepSeek-MoE: V2's */
-	const bool soft = c->ds_v2 || c->ernie || c->ds_moe;
+	const bool soft = c->ds_v2 || c->ernie || c->ds_moe || c->ml3; /* Mistral-Large-3: V2's */
 	if (soft)
 		ref_softmax(sc, logits, E);
 	for (int64_t e = 0; e < E; e++) {
@@ -192,7 +193,7 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 				b2 = ch[e];
 			}
 		}
-		gscore[g] = gs > 1 && !c->ds_v2 && !c->ds_moe ? b1 + b2 : b1;
+		gscore[g] = gs > 1 && !c->ds_v2 && !c->ds_moe && !c->ml3 ? b1 + b2 : b1;
 	}
 	ref_eset keep = {0}; /* the topk_group best groups */
 	for (int64_t k = 0; k < c->topk_group; k++) {
@@ -258,7 +259,7 @@ int ref_moe_route(const ref_cfg *c, ref_set *s, bool ckpt, const char *m, const 
 	else if (rv == WT_OK && c->ernie) /* Ernie4_5_MoeStatics: [1, E] */
 		rv = ref_getf(s, &bias, false, err, 2, 1, c->E, 0,
 		              "%smoe_statics.e_score_correction_bias", m);
-	else if (rv == WT_OK && ((c->kind == REF_DEEPSEEK && !c->ds_v2) || c->nh))
+	else if (rv == WT_OK && ((c->kind == REF_DEEPSEEK && !c->ds_v2 && !c->ml3) || c->nh))
 		rv = ref_getf(s, &bias, !c->nh, err, 1, c->E, 0, 0,
 		              "%sgate.e_score_correction_bias", m);
 	if (rv != WT_OK)

@@ -160,6 +160,11 @@ typedef struct ref_cfg {
 	bool layernorm; /* StarCoder2: LayerNorm with bias instead of RMSNorm */
 	bool plain_mlp; /* StarCoder2: mlp.c_proj(act(mlp.c_fc(x))) with biases */
 	bool ds_v2;     /* DeepSeek-V2 routing: softmax scores, groups ranked by their best */
+	/* Mistral-Large-3 (cfg_ml3.c): V2's softmax routing, renormalised; q times
+	 * 1 + l4_beta ln(1 + floor(pos / l4_orig)) when l4_orig > 0 (llama_4_scaling) */
+	bool ml3;
+	int64_t l4_orig;
+	double l4_beta;
 	/* GLM-4 (cfg_fam.c): 1 glm (GlmForCausalLM), 2 glm4 (Glm4ForCausalLM, GLM-4-0414:
 	 * sandwich with post_self_attn_layernorm / post_mlp_layernorm, the MLP's input
 	 * norm post_attention_layernorm), 3 chatglm (ChatGLMModel: glm's math under THUDM's

@@ -307,6 +307,10 @@ void ref_route_ds(const ref_cfg *c, const float *logits, const float *bias, cons
 
 /* openPangu-Ultra-MoE's fields of c from config.json (cfg_pangu_moe.c). */
 int ref_cfg_pangu_moe(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
+/* Mistral-Large-3 (cfg_ml3.c): its routing keys and llama_4_scaling; ref_ml3_scale_q multiplies
+ * token t's q (nope [T, Hl*nope] and pe [T, Hl*rope] parts) by its llama_4_scaling factor. */
+int ref_cfg_ml3(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);
+void ref_ml3_scale_q(const ref_cfg *c, float *qn, float *qp, int64_t T, int64_t Hl);
 /* The PhiMoE fields of c (phimoe set by the family map; topk read) from config.json
  * (cfg_phimoe.c). */
 int ref_cfg_phimoe(ref_cfg *c, const char *json, size_t len, wt_errbuf *err);

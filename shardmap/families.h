@@ -19,6 +19,7 @@ extern const sm_family shardmap_family_phimoe;
 extern const sm_family shardmap_family_deepseek_v3;
 extern const sm_family shardmap_family_deepseek_v32; /* family_deepseek.c */
 extern const sm_family shardmap_family_deepseek_v2;
+extern const sm_family shardmap_family_mistral_large3; /* family_deepseek.c */
 extern const sm_family shardmap_family_glm4_moe;
 extern const sm_family shardmap_family_dots1;
 extern const sm_family shardmap_family_seed_oss;

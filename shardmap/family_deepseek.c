@@ -145,6 +145,7 @@ static const char *const glm4_moe_archs[] = {"Glm4MoeForCausalLM", NULL};
 static const char *const deepseek_v2_archs[] = {"DeepseekV2ForCausalLM", NULL};
 static const char *const dots1_archs[] = {"Dots1ForCausalLM", NULL};
 static const char *const deepseek_moe_archs[] = {"DeepseekForCausalLM", NULL};
+static const char *const mistral_large3_archs[] = {"MistralLarge3ForCausalLM", NULL};
 
 const sm_family shardmap_family_deepseek_v3 = {
     "deepseek_v3", deepseek_archs, deepseek_rules, SM_NRULES(deepseek_rules),
@@ -211,4 +212,16 @@ const sm_family shardmap_family_deepseek = {
     .layer_prefix = "model.layers.",
     .check = deepseek_moe_check,
     .moe_keys = "first_k_dense_replace, moe_layer_freq",
+};
+/* Mistral-Large-3 (MistralLarge3ForCausalLM: vLLM's mistral_large_3.py, its DeepseekV3ForCausalLM
+ * over Mistral's native names, which the loader renames: config_mistral_ml3.c): V3's MLA and MoE
+ * rows without gate.e_score_correction_bias (configs/mistral.py sets topk_method None, so
+ * DeepseekV2MoE builds no correction bias) and no MTP layer (a layer past n_layers is an error). */
+const sm_family shardmap_family_mistral_large3 = {
+    .name = "mistral_large3",
+    .archs = mistral_large3_archs,
+    .rules = deepseek_v2_rules,
+    .n_rules = SM_NRULES(deepseek_v2_rules),
+    .layer_is_moe = deepseek_moe,
+    .layer_prefix = "model.layers.",
 };

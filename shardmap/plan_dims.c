@@ -508,7 +508,8 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 		    "config.json: hidden_size %" PRId64 " / num_attention_heads %" PRId64
 		    " gives a head_dim of 0; such a model needs head_dim in its config",
 		    d->hidden, d->n_heads);
-	if ((x->fam == &shardmap_family_deepseek_v3 || x->fam == &shardmap_family_deepseek_v32) &&
+	if ((x->fam == &shardmap_family_deepseek_v3 || x->fam == &shardmap_family_deepseek_v32 ||
+	     x->fam == &shardmap_family_mistral_large3) &&
 	    (d->kv_lora_rank <= 0 || d->qk_nope_dim <= 0 || d->qk_rope_dim <= 0 ||
 	     d->v_head_dim <= 0))
 		return wt_seterr(

@@ -23,6 +23,7 @@ static const sm_family *const families[] = {
     &shardmap_family_gemma3,
     &shardmap_family_phi3,
     &shardmap_family_deepseek_v2,
+    &shardmap_family_mistral_large3,
     &shardmap_family_starcoder2,
     &shardmap_family_glm,
     &shardmap_family_glm4,

@@ -6,7 +6,8 @@
 # layout the model cannot take is exit 3 for both, and fetch leaves no file.
 # And Mistral's native format (params.json + consolidated*.safetensors: wt-mkckpt --format
 # mistral of llama): every rank fetched from weightd holds the tensors, byte for byte, of the
-# same weights' transformers-format shards written offline.
+# same weights' transformers-format shards written offline; likewise Mistral-Large-3's native
+# folder (wt-mkckpt --family mistral_large3 --format mistral) against its DeepSeek-V3-named twin.
 . "$(dirname "$0")/fetch_lib/common.sh"
 . "$(dirname "$0")/fetch_lib/fams.sh"
 need_bins
@@ -17,6 +18,10 @@ for f in $FAMS; do
 done
 "$B/wt-mkckpt" --family llama --format mistral --out "$T/models/llama_mistral" >/dev/null ||
 	die "wt-mkckpt llama --format mistral"
+"$B/wt-mkckpt" --family mistral_large3 --out "$T/models/ml3" >/dev/null ||
+	die "wt-mkckpt mistral_large3"
+"$B/wt-mkckpt" --family mistral_large3 --format mistral --out "$T/models/ml3_mistral" \
+	>/dev/null || die "wt-mkckpt mistral_large3 --format mistral"
 mkdir -p "$T/models/broken" && echo '{' >"$T/models/broken/config.json"
 start_weightd wd "$T/models" "$T/cache"
 URL=$WD_URL
@@ -132,7 +137,31 @@ for lay in "1" "2 --quant int8-channel" "4 --quant fp8-block"; do
 	done
 done
 [ "$n_native" = 7 ] || die "Mistral native: $n_native rank files compared, want 7"
+n_ml3=0
+for lay in "2 1" "2 2" "2 1 --quant int8-channel" "4 1 --quant fp8-block"; do
+	set -- $lay
+	tp=$1 ep=$2
+	shift 2
+	rm -rf "$T/out/hf"
+	"$B/weightctl" shard --model-dir "$T/models/ml3" "$@" --tp-size "$tp" --ep-size "$ep" \
+		--out-dir "$T/out/hf" 2>"$T/out/shard.err" ||
+		die "mistral_large3 [$lay]: shard: $(cat "$T/out/shard.err")"
+	for r in $(seq 0 $((tp - 1))); do
+		for e in $(seq 0 $((ep - 1))); do
+			b="$T/out/native.st"
+			rm -f "$b"
+			"$B/weightctl" fetch --endpoint "$URL" --model ml3_mistral "$@" --tp-size "$tp" \
+				--ep-size "$ep" --tp-rank "$r" --ep-rank "$e" --out "$b" --quiet \
+				2>"$T/out/fetch.err" ||
+				die "ml3_mistral [$lay] rank $r/$e: fetch: $(cat "$T/out/fetch.err")"
+			same_tensors "$T/out/hf/tp$r-ep$e.safetensors" "$b" ||
+				die "ml3_mistral [$lay] rank $r/$e: fetched tensors differ from the twin's shard"
+			n_ml3=$((n_ml3 + 1))
+		done
+	done
+done
+[ "$n_ml3" = 12 ] || die "Mistral-Large-3 native: $n_ml3 rank files compared, want 12"
 [ "$n_ok" -ge 60 ] || die "only $n_ok rank files compared"
 [ "$n_refused" -ge 1 ] || die "no refused layout exercised exit 3"
 echo "fetch_equivalence.sh: ok ($n_ok rank files byte-identical, $n_refused layouts refused alike," \
-	"$n_native Mistral-native rank files with transformers' tensors)"
+	"$n_native + $n_ml3 Mistral-native rank files with transformers' tensors)"
