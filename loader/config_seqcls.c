@@ -27,6 +27,10 @@
  * as above over GPT2Config's keys (config_gpt2.c); classifier_from_token / method are not read
  * (vLLM's online conversion applies to as_seq_cls_model only).
  *
+ * JinaVLForRanking (jinaai/jina-reranker-m0, remote code; vLLM's jina_vl.py) likewise 1:
+ * vLLM's JinaVLForSequenceClassificationConfig sets hf_config.num_labels = 1 whatever
+ * config.json says; the rest is Qwen2VLConfig's (model_type qwen2_vl).
+ *
  * JambaForSequenceClassification (vLLM's own class in jamba.py): num_labels as above over
  * JambaConfig's keys; vLLM's score_bias (getattr, default false; transformers' class has no
  * bias) true is refused; classifier_from_token / method are not read.
@@ -47,7 +51,8 @@ bool config_is_seqcls(const char *arch)
 	                                    "Qwen2ForProcessRewardModel",
 	                                    "InternLM2ForRewardModel",
 	                                    "GPT2ForSequenceClassification",
-	                                    "JambaForSequenceClassification"};
+	                                    "JambaForSequenceClassification",
+	                                    "JinaVLForRanking"};
 	for (size_t i = 0; arch != NULL && i < sizeof(archs) / sizeof(archs[0]); i++)
 		if (strcmp(arch, archs[i]) == 0)
 			return true;
@@ -58,6 +63,7 @@ int config_parse_seqcls(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	if (strcmp(c->architecture, "Qwen2ForRewardModel") == 0 ||
 	    strcmp(c->architecture, "InternLM2ForRewardModel") == 0 ||
+	    strcmp(c->architecture, "JinaVLForRanking") == 0 ||
 	    strcmp(c->architecture, "Qwen2ForProcessRewardModel") == 0) {
 		c->rob_num_labels =
 		    strcmp(c->architecture, "Qwen2ForProcessRewardModel") == 0 ? 2 : 1;

@@ -116,6 +116,7 @@ static const struct family_row families[] = {
     /* Qwen2-VL: the language model only, on text tokens, where MRoPE's three
      * position streams are equal and it is the plain 1-D RoPE */
     {"qwen2_vl", REF_DENSE, false, 0, 0},
+    {"jina_vl", REF_DENSE, false, 0, 0},    /* qwen2_vl's, then qwen2_rm's score head (rm_head) */
     {"qwen2_5_vl", REF_DENSE, false, 0, 0}, /* Qwen2.5-VL: the same language model */
     /* SeedOssForCausalLM: Llama's math; its biases (q/k/v, o_proj, MLP) are added
      * where the checkpoint has them, which the planner ties to the config's switches */
@@ -548,7 +549,8 @@ static void head_switches(ref_cfg *c, const char *family, const struct family_ro
 	c->bt_cls = strcmp(family, "bert_cls") == 0;
 	c->bt_tok = strcmp(family, "bert_tok") == 0;
 	c->rb_cls = c->roberta && strstr(family, "_cls") != NULL;
-	c->rm_head = strcmp(family, "qwen2_rm") == 0 || strcmp(family, "qwen2_prm") == 0;
+	c->rm_head = !strcmp(family, "qwen2_rm") || !strcmp(family, "qwen2_prm") ||
+	             !strcmp(family, "jina_vl");
 	c->vh_cols = strcmp(family, "internlm2_rm") == 0;
 	c->dec_cls = (r->kind == REF_DENSE && strstr(family, "_cls") != NULL) || c->rm_head ||
 	             c->vh_cols || strcmp(family, "jamba_cls") == 0;

@@ -100,8 +100,9 @@ typedef struct ref_cfg {
 	 * on every token's final hidden state: n_labels scores per token (transformers' score is
 	 * the last non-pad token's row; the last row without padding) */
 	bool dec_cls;
-	/* Qwen2's reward models (qwen2_rm, qwen2_prm; with dec_cls): the score head is score.0
-	 * [hid, hid] + bias, ReLU, score.2 [n_labels, hid] + bias in place of score.weight */
+	/* Qwen2's reward models (qwen2_rm, qwen2_prm) and jina-reranker-m0 (jina_vl; with dec_cls):
+	 * the score head is score.0 [hid, hid] + bias, ReLU, score.2 [n_labels, hid] + bias in
+	 * place of score.weight */
 	bool rm_head;
 	/* InternLM2's reward models (internlm2_rm; with dec_cls): v_head [1, hid] read as
 	 * score.weight, a rank's its hid / T columns (vLLM's RowParallelLinear: partial scores

@@ -186,5 +186,6 @@ extern const sm_family shardmap_family_gte_new;
 extern const sm_family shardmap_family_gte_new_cls;
 /* family_bert_cls.c: BertSpladeSparseEmbeddingModel */
 extern const sm_family shardmap_family_bert_splade;
+extern const sm_family shardmap_family_jina_vl; /* family_qwen2vl.c */
 
 #endif

@@ -8,6 +8,15 @@
  * written in the transformers 4.x names; the 5.x layout
  * (`model.language_model.*`, `model.visual.*`) maps onto them through the
  * family's aliases, so both layouts give the same runtime names and bytes.
+ *
+ * JinaVLForRanking (jinaai/jina-reranker-m0, remote code), as vLLM's jina_vl.py loads it
+ * (JinaVLForSequenceClassification, a Qwen2VLForConditionalGeneration): Qwen2-VL's table and
+ * the score head score.0 (ColumnParallelLinear(hid, hid), weight and bias by rows), ReLU,
+ * score.2 (RowParallelLinear(hid, num_labels): weight by columns, bias whole, added once).
+ * vLLM builds both without the quantization config (and keeps them in its head_dtype), so
+ * they are never quantized; its mapper renames them score.dense / score.out_proj at load,
+ * the shard keeps the checkpoint's names. num_labels is 1 (vLLM's
+ * JinaVLForSequenceClassificationConfig sets it whatever config.json says).
  */
 #include <inttypes.h>
 
@@ -51,16 +60,29 @@
 	            SM_U_VM, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_VM),                          \
 	    SM_V_REPL("merger.mlp.2.bias", SM_D_HID)
 
+/* Qwen2-VL's own vision block and merger rows. */
+#define QVL_V1_RULES                                                                               \
+	SM_VB_REPL("norm1.weight"), SM_VB_REPL("norm1.bias"), SM_VB_REPL("norm2.weight"),          \
+	    SM_VB_REPL("norm2.bias"), SM_RULES_VIS_FC(SM_VB), SM_VB_REPL("mlp.fc2.bias"),          \
+	    SM_V_REPL("merger.ln_q.weight", SM_D_VE), SM_V_REPL("merger.ln_q.bias", SM_D_VE)
+
 static const sm_rule qwen2_vl_rules[] = {
     QVL_COMMON_RULES,
-    SM_VB_REPL("norm1.weight"),
-    SM_VB_REPL("norm1.bias"),
-    SM_VB_REPL("norm2.weight"),
-    SM_VB_REPL("norm2.bias"),
-    SM_RULES_VIS_FC(SM_VB),
-    SM_VB_REPL("mlp.fc2.bias"),
-    SM_V_REPL("merger.ln_q.weight", SM_D_VE),
-    SM_V_REPL("merger.ln_q.bias", SM_D_VE),
+    QVL_V1_RULES,
+};
+
+/* jina-reranker-m0's score head, never quantized (JinaVLScorer has no quant config). */
+static const sm_rule jina_vl_rules[] = {
+    QVL_COMMON_RULES,
+    QVL_V1_RULES,
+    SM_RULE("score.0.weight", "score.0.weight", SM_K_ROWS, 0, SM_U_HID, SM_C_ALL, 0, 2, SM_D_HID,
+            SM_D_HID),
+    SM_RULE("score.0.bias", "score.0.bias", SM_K_ROWS, 0, SM_U_HID, SM_C_ALL, 0, 1, SM_D_HID,
+            SM_D_ANY),
+    SM_RULE("score.2.weight", "score.2.weight", SM_K_COLS, 0, SM_U_HID, SM_C_ALL, 0, 2, SM_D_NLAB,
+            SM_D_HID),
+    SM_RULE("score.2.bias", "score.2.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_NLAB,
+            SM_D_ANY),
 };
 
 /* Qwen2.5-VL blocks: RMSNorms (no bias), a gated MLP with biases fused like
@@ -175,6 +197,27 @@ const sm_family shardmap_family_qwen2_vl = {
     .drop_extra_layers = false,
     .layer_prefix = "model.layers.",
     .check = qwen2_vl_check,
+    .aliases = shardmap_qwen_vl_aliases,
+};
+
+static const char *const jina_vl_archs[] = {"JinaVLForRanking", NULL};
+
+/* Qwen2-VL's checks and the score head's one label. */
+static int jina_vl_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = qwen2_vl_check(c, err);
+	return rv != WT_OK ? rv : shardmap_check_labels(c, "score head", err);
+}
+
+const sm_family shardmap_family_jina_vl = {
+    .name = "jina_vl",
+    .archs = jina_vl_archs,
+    .rules = jina_vl_rules,
+    .n_rules = SM_NRULES(jina_vl_rules),
+    .layer_is_moe = NULL,
+    .drop_extra_layers = false,
+    .layer_prefix = "model.layers.",
+    .check = jina_vl_check,
     .aliases = shardmap_qwen_vl_aliases,
 };
 

@@ -173,6 +173,7 @@ static const sm_family *const families[] = {
     &shardmap_family_gte_new,
     &shardmap_family_gte_new_cls,
     &shardmap_family_bert_splade,
+    &shardmap_family_jina_vl,
 };
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -66,10 +66,11 @@ static void check_towers(const fam_expect *e, const ckpt_config *cfg)
 	bool qo = strcmp(e->name, "qwen2_5_omni") == 0 || strcmp(e->name, "qwen3_omni_moe") == 0;
 	bool cl = strcmp(e->name, "clip") == 0;
 	bool sg = strcmp(e->name, "siglip") == 0;
+	bool jv = strcmp(e->name, "jina_vl") == 0; /* Qwen2-VL's tower under a score head */
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
 	                                      ov || c2v || ivl || px || fy || lvl || b2 || ar ||
-	                                      ml || qo || cl || sg);
+	                                      ml || qo || cl || sg || jv);
 	if (ivl)
 		check_internvl(cfg, e->name[8] != '\0' ? e->name + 9 : "qwen2");
 	if (m3) { /* Pixtral's vision_config; the projector's keys at the top level */

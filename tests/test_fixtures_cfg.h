@@ -422,6 +422,7 @@ static const struct {
     {"gte_new", check_gte_new},
     {"gte_new_cls", check_gte_new_cls},
     {"bert_splade", check_bert_splade},
+    {"jina_vl", check_jina_vl},
     {"qwen2_emb", check_qwen2_emb},
     {"mamba2", check_mamba2},
     {"nemotron_h", check_nemotron_h},

@@ -552,4 +552,15 @@ static void check_bert_splade(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "BertSpladeSparseEmbeddingModel") == 0);
 }
 
+/* jina-reranker-m0: Qwen2-VL's keys (vision depth 2, embed 128, MRoPE [4, 6, 6]) under
+ * JinaVLForRanking, tied, the one label vLLM sets */
+static void check_jina_vl(const ckpt_config *cfg)
+{
+	assert_true(cfg->rob_num_labels == 1 && !cfg->cls_from_token && cfg->tie_word_embeddings &&
+	            cfg->has_vision && cfg->v_depth == 2 && cfg->v_embed_dim == 128 &&
+	            cfg->has_mrope && cfg->n_mrope == 3 && cfg->mrope_section[0] == 4 &&
+	            strcmp(cfg->model_type, "qwen2_vl") == 0 &&
+	            strcmp(cfg->architecture, "JinaVLForRanking") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

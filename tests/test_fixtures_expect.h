@@ -354,6 +354,9 @@ static const fam_expect fams[] = {
     {"qwen2_vl_hf5", 58, QVL_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
     {"qwen2_5_vl", 81, QVL25_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
     {"qwen2_5_vl_hf5", 81, QVL25_BYTES, 256, 8, 2, 32, 512, 1024, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* jina_vl: qwen2_vl tied (no lm_head) + score.0 [256, 256] + bias, score.2 [1, 256] + bias */
+    {"jina_vl", 61, QVL_BYTES - 2 * 1024 * 256 + 2 * (256 * 256 + 2 * 256 + 1), 256, 8, 2, 32, 512,
+     1024, 2, 1, 0, -1, CKPT_QUANT_NONE, 2},
     {"gemma", 20, 2 * (1000 * 256 + 256) + 2 * GEMMA_LAYER, 256, 4, 1, 128, 512, 1000, 2, 1, 0, -1,
      CKPT_QUANT_NONE, 1},
     {"gemma2", 24, 2 * (1024 * 256 + 256) + 2 * GEMMA2_LAYER, 256, 8, 4, 64, 512, 1024, 2, 1, 0, -1,

@@ -561,3 +561,16 @@ plan_has bert_splade "bert.encoder.layer.0.attention.self.qkv_proj.weight *I8 *\
 	"cls.predictions.transform.dense.weight *F32 *\[128, 128\]"
 grep -q "cls.predictions.*_scale" "$T/plan" && fail "bert_splade: a quantized head: $(cat "$T/plan")"
 refused_edit bert_splade 's/"absolute"/"relative_key"/' "position_embedding_type"
+
+# JinaVLForRanking (jina-reranker-m0, model_type qwen2_vl): Qwen2-VL's cut (the language model's
+# Linears and the vision tower's int8, tied: no lm_head), the score head as vLLM's jina_vl.py
+# builds it without the quant config: score.0 and its bias by rows, score.2 by columns, its bias
+# whole, all BF16; untied without an lm_head.weight refused, naming it
+"$CTL" plan --model-dir "$T/jina_vl" --tp-size 2 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan jina_vl"
+plan_has jina_vl "model.layers.1.self_attn.o_proj.weight *I8 *\[256, 128\]" \
+	"visual.blocks.0.attn.qkv.weight *I8 *\[192, 128\]" "score.0.weight *BF16 *\[128, 256\]" \
+	"score.0.bias *BF16 *\[128\]" "score.2.weight *BF16 *\[1, 128\]" "score.2.bias *BF16 *\[1\]"
+grep -q "^ *lm_head\|score\..*_scale" "$T/plan" &&
+	fail "jina_vl: an lm_head or a quantized head: $(cat "$T/plan")"
+refused_edit jina_vl 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' "lm_head"

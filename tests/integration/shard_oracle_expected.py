@@ -145,6 +145,8 @@ model's names (no model. prefix), no lm_head.
 Qwen2's reward models (Qwen2ForRewardModel, Qwen2ForProcessRewardModel; vLLM's qwen2_rm.py):
 Qwen2's cut, no lm_head, score.0 (weight and bias) by rows, score.2.weight by columns, its bias
 whole.
+jina-reranker-m0 (JinaVLForRanking; vLLM's jina_vl.py): Qwen2-VL's cut (tied: no lm_head) and the
+same score head, its rows and columns as qwen2_rm's (never quantized: the oracle has no int8 path).
 Granite Speech (vLLM's granite_speech.py): a Granite language model tied by text_config alone,
 the conformer's ff1 / ff2 up_proj and encoder.out (with their biases) by rows, down_proj and
 out_mid by columns, the rest of the encoder and the Q-Former projector whole.
@@ -536,8 +538,8 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 re.search(r"self_attn\.[qk]_norm\.(weight|bias)$", name):  # as Cohere's, biases too
             q = ".q_norm." in name
             add(name, pieces_rows(name, r * Hl if q else ks * KVl, Hl if q else KVl)); continue
-        if arch in ("Qwen2ForRewardModel", "Qwen2ForProcessRewardModel") and \
-                name.startswith("score.") and name != "score.2.bias":  # qwen2_rm.py's head:
+        if arch in ("Qwen2ForRewardModel", "Qwen2ForProcessRewardModel", "JinaVLForRanking") \
+                and name.startswith("score.") and name != "score.2.bias":  # qwen2_rm.py's head:
             add(name, pieces_cols(name, r * cols // T, cols // T) if name == "score.2.weight"
                 else pieces_rows(name, r * rows // T, rows // T)); continue  # score.0 by rows
         # replicated: norms (OLMo 2 / OLMoE's q_norm [H*d] / k_norm [KV*d] whole), routers
