@@ -597,8 +597,8 @@ static int parse_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 		    config_get_bool(root, "attention_out_bias", false, &c->attention_out_bias, err);
 	if (rv == WT_OK)
 		rv = config_get_bool(root, "mlp_bias", false, &c->mlp_bias, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "pangu_ultra_moe") == 0)
-		rv = config_get_bool(root, "sandwich_norm", false, &c->sandwich_norm, err);
+	if (rv == WT_OK)
+		rv = config_pangu_flags(root, c, err);
 	if (rv == WT_OK)
 		rv = parse_moe(root, c, err);
 	if (rv == WT_OK)

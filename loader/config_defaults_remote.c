@@ -524,6 +524,14 @@ static const class_default pangu_ultra_moe_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* openPangu-Pro-MoE-V2 (model_type PanguProMoEV2; remote code): no configuration class is in
+ * public sources, so vLLM's openpangu.py getattr defaults only: max_position_embeddings 8192
+ * (OpenPanguDecoderLayer). rope_theta has none there (config.rope_theta without rope_scaling);
+ * the keys read as config.X are required (config_pangu_v2.c). */
+static const class_default pangu_v2_defaults[] = {
+    {"max_position_embeddings", false, 8192},
+};
+
 /* MiMo-V2-Flash (remote code; neither transformers 4.57.1 nor vLLM keeps its class): vLLM's
  * mimo_v2_flash.py's getattr defaults only, rope_theta 1000000 and max_position_embeddings
  * 32768; the keys it reads with config.X are required (config_mimo_v2.c). */
@@ -601,6 +609,7 @@ static const struct {
     CLASS("plamo3", plamo3_defaults), /* Plamo3ForCausalLM (config_plamo3.c) */
     CLASS("PanguEmbedded", pangu_dense_defaults), /* openPangu-Embedded (config_pangu.c) */
     CLASS("pangu_ultra_moe", pangu_ultra_moe_defaults), /* config_pangu_moe.c */
+    CLASS("PanguProMoEV2", pangu_v2_defaults), /* config_pangu_v2.c */
     CLASS("mimo_v2_flash", mimo_v2_flash_defaults), /* MiMoV2FlashForCausalLM (config_mimo_v2.c) */
     CLASS("llama_bidirec", llama_bidirec_defaults), /* LlamaBidirectionalModel (config_bidir.c) */
     CLASS("nomic_bert", nomic_bert_defaults), /* NomicBertModel (config_nomic.c) */

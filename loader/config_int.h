@@ -225,6 +225,17 @@ int config_pangu_dense_switches(json_t *v, wt_errbuf *err);
 /* openPangu-Ultra-MoE (model_type pangu_ultra_moe): vLLM's DeepSeek-V3 names required, the
  * remote spellings and the other openpangu.py variants refused (config_pangu_moe.c). */
 int config_pangu_moe_keys(json_t *v, wt_errbuf *err);
+/* The MoE keys vLLM's OpenPanguMoE reads as config.X (n_routed_experts, first_k_dense_replace,
+ * moe_intermediate_size, num_experts_per_tok, routed_scaling_factor, norm_topk_prob; the list
+ * from index first: 4 skips the MLA dims) and n_shared_experts null or >= 1, each refusal naming
+ * the key and arch (config_pangu_moe.c). */
+int config_pangu_moe_need(json_t *v, const char *arch, size_t first, wt_errbuf *err);
+/* sandwich_norm (model_types pangu_ultra_moe, PanguProMoEV2) and router_enable_expert_bias
+ * (PanguProMoEV2) into c (config_pangu_moe.c). */
+int config_pangu_flags(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* openPangu-Pro-MoE-V2 (model_type PanguProMoEV2): the sink attention's keys required and
+ * laid onto head_dim / v_head_dim, the MoE keys, the other variants refused (config_pangu_v2.c). */
+int config_pangu_v2_keys(json_t *v, wt_errbuf *err);
 /* LlamaBidirectionalModel (model_type llama_bidirec): pooling one of avg / cls / last, as
  * vLLM's LlamaBidirectionalConfig maps it (config_bidir.c). */
 int config_llama_bidirec_keys(json_t *v, wt_errbuf *err);

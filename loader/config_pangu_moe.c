@@ -102,13 +102,25 @@ static int pgm_names(json_t *v, wt_errbuf *err)
 			    "rename %s to %s",
 			    pgm_renames[i][0], pgm_renames[i][1], pgm_renames[i][0],
 			    pgm_renames[i][1]);
-	for (size_t i = 0; i < sizeof(pgm_required) / sizeof(pgm_required[0]); i++)
+	for (size_t i = 0; i < 4; i++) /* the MLA dims */
 		if (!given(v, pgm_required[i]))
 			return wt_seterr(
 			    err, WT_ECORRUPT,
 			    "config.json: %s is missing; vLLM's openpangu.py reads it for "
 			    "PanguUltraMoEForCausalLM (no class default): give %s",
 			    pgm_required[i], pgm_required[i]);
+	return config_pangu_moe_need(v, "PanguUltraMoEForCausalLM", 4, err);
+}
+
+int config_pangu_moe_need(json_t *v, const char *arch, size_t first, wt_errbuf *err)
+{
+	for (size_t i = first; i < sizeof(pgm_required) / sizeof(pgm_required[0]); i++)
+		if (!given(v, pgm_required[i]))
+			return wt_seterr(
+			    err, WT_ECORRUPT,
+			    "config.json: %s is missing; vLLM's openpangu.py reads it for "
+			    "%s (no class default): give %s",
+			    pgm_required[i], arch, pgm_required[i]);
 	json_t *ns = json_object_get(v, "n_shared_experts");
 	if (ns == NULL)
 		return wt_seterr(
@@ -122,6 +134,20 @@ static int pgm_names(json_t *v, wt_errbuf *err)
 		    "(vLLM's OpenPanguMoE builds moe_intermediate_size x n_shared_experts "
 		    "shared rows): give null for no shared experts");
 	return WT_OK;
+}
+
+int config_pangu_flags(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	const char *mt = c->model_type != NULL ? c->model_type : "";
+	bool v2 = strcmp(mt, "PanguProMoEV2") == 0;
+	int rv = WT_OK;
+	c->router_expert_bias = false;
+	if (v2 || strcmp(mt, "pangu_ultra_moe") == 0)
+		rv = config_get_bool(root, "sandwich_norm", false, &c->sandwich_norm, err);
+	if (rv == WT_OK && v2)
+		rv = config_get_bool(root, "router_enable_expert_bias", false,
+		                     &c->router_expert_bias, err);
+	return rv;
 }
 
 int config_pangu_moe_keys(json_t *v, wt_errbuf *err)

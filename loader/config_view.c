@@ -224,6 +224,7 @@ static const key_reader keys_before[] = {
     {"step3_text", config_step3_text_keys},
     {"PanguEmbedded", config_pangu_dense_keys},
     {"pangu_ultra_moe", config_pangu_moe_keys},
+    {"PanguProMoEV2", config_pangu_v2_keys},
     {"mimo_v2_flash", config_mimo_v2_flash_keys},
     {"llama_bidirec", config_llama_bidirec_keys},
     {"nomic_bert", config_nomic_bert_keys},

@@ -87,6 +87,9 @@ typedef struct ckpt_config {
 	/* openPangu-Ultra-MoE's sandwich_norm (pre_mlp_layernorm / post_mlp_layernorm); read for
 	 * model_type pangu_ultra_moe only, false if absent */
 	bool sandwich_norm;
+	/* openPangu-Pro-MoE-V2's router_enable_expert_bias (mlp.e_score_correction_bias); read
+	 * for model_type PanguProMoEV2 only, false if absent */
+	bool router_expert_bias;
 	/* Falcon's LayerNorms (model_type falcon only; 0 otherwise): 1 one input_layernorm
 	 * before the parallel attention and MLP, 2 ln_attn and ln_mlp (new_decoder_architecture),
 	 * 3 input_layernorm and post_attention_layernorm (parallel_attn false: sequential) */

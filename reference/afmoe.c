@@ -33,6 +33,7 @@ static const char *const af_leaves[][2] = {
     {".post_mlp_layernorm.", ".post_feedforward_layernorm."},
     {".mlp.router.gate.", ".mlp.gate."},
     {".mlp.expert_bias", ".mlp.gate.e_score_correction_bias"},
+    {".mlp.e_score_correction_bias", ".mlp.gate.e_score_correction_bias"}, /* Pangu V2 */
 };
 
 bool ref_afmoe_named(ref_set *s)

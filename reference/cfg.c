@@ -37,6 +37,7 @@
 #include "reference/jais2.h"
 #include "reference/reference_int.h"
 #include "reference/mimo_v2.h"
+#include "reference/pangu_sink.h"
 #include "reference/step3.h"
 #include "reference/teleflm.h"
 #include "reference/solar.h"
@@ -547,6 +548,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_pangu_moe(c, json, len, err);
 	if (rv == WT_OK && c->ml3) /* V3's keys and RoPE, the routing and llama_4_scaling here */
 		rv = ref_cfg_ml3(c, json, len, err);
+	if (rv == WT_OK && family != NULL && strcmp(family, "pangu_pro_moe_v2") == 0)
+		rv = ref_cfg_pangu_v2(c, json, len, err); /* after cfg_fam.c's glm4_moe reading */
 	if (rv == WT_OK)
 		rv = read_addons(c, arch, json, len, err);
 	return rv != WT_OK ? rv : check_reals(c, err);

@@ -169,6 +169,7 @@ static const struct family_row families[] = {
      * every earlier one, so its sparse MLA is V3's dense MLA (the indexer tensors unread) */
     {"deepseek_v32", REF_DEEPSEEK, false, 0, 0},
     {"pangu_ultra_moe", REF_DEEPSEEK, false, 0, 0}, /* openPangu-Ultra-MoE: cfg_pangu_moe.c */
+    {"pangu_pro_moe_v2", REF_DEEPSEEK, false, 0, FAM_GLM4_MOE}, /* V3's MoE: pangu_sink.c */
     {"deepseek_v2", REF_DEEPSEEK, false, 0, FAM_DEEPSEEK_V2},
     {"mistral_large3", REF_DEEPSEEK, false, 0, 0}, /* cfg_ml3.c (cfg.c sets c->ml3) */
     /* Glm4MoeForCausalLM: DeepSeek-V3's MoE under Llama's attention (cfg_fam.c) */

@@ -612,6 +612,11 @@ typedef struct ref_cfg {
 	bool mimo_v2, mv_sinks;
 	int64_t mv_h[2], mv_kv[2], mv_d[2], mv_vd[2], mv_rot[2];
 	double mv_vscale;
+	/* openPangu-Pro-MoE-V2 (PanguProMoEV2ForCausalLM, remote code; kind REF_DEEPSEEK with
+	 * glm4_moe and pangu_moe, pangu_sink.c): the sink attention, v heads of pv2_vd dims,
+	 * pv2_sinks static sinks per kv head */
+	bool pv2;
+	int64_t pv2_vd, pv2_sinks;
 } ref_cfg;
 
 #define REF_L4_MAX_LAYERS 256 /* the bits of ref_cfg's Llama 4 layer masks */

@@ -25,6 +25,7 @@
 #include "reference/decilm.h"
 #include "reference/grok1.h"
 #include "reference/mimo_v2.h"
+#include "reference/pangu_sink.h"
 #include "reference/ouro.h"
 #include "reference/reference_int.h"
 #include "reference/solar.h"
@@ -203,11 +204,12 @@ static int mixer_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bu
 			rv =
 			    ref_norm_of(c, s, b->o, b->o, T, err,
 			                "model.layers.%lld.post_attention_layernorm", (long long)l);
-	} else if (ref_is_mla(c) || c->q3n || c->step3 || c->mimo_v2) { /* + Step 3's, MiMo's */
+	} else if (ref_is_mla(c) || c->q3n || c->step3 || c->mimo_v2 || c->pv2) { /* + Step 3's */
 		const ref_q3n_part p = {.ckpt = true, .Hl = c->H, .KVl = c->KV, .hk = c->lin_hk};
 		rv = c->q3n       ? ref_q3n_mixer(c, s, l, &p, b->h, T, b->o, err)
 		     : c->step3   ? ref_step3_attn(c, s, l, &p, b->h, T, b->o, err)
 		     : c->mimo_v2 ? ref_mv_attn(c, s, l, 0, 0, b->h, T, b->o, err)
+		     : c->pv2     ? ref_pv2_attn(c, s, l, 0, 0, b->h, T, b->o, err)
 		                  : ref_mla(c, s, l, c->H, b->h, T, b->o, err);
 		if (rv == WT_OK && c->sandwich && c->pangu_moe) /* the sandwich's attention norm */
 			rv =

@@ -40,6 +40,7 @@
 #include "reference/decilm.h"
 #include "reference/grok1.h"
 #include "reference/mimo_v2.h"
+#include "reference/pangu_sink.h"
 #include "reference/ouro.h"
 #include "reference/shard_int.h"
 #include "reference/solar.h"
@@ -195,10 +196,13 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
 			return rv;
 		return ref_lfm2_mixer(c, rs, l, &p, b->h, T, b->o, s->err);
 	}
-	if (c->mimo_v2) { /* each layer's own heads (mimo_v2.c) */
+	if (c->mimo_v2 || c->pv2) { /* each layer's own heads (mimo_v2.c), the sinks' */
 		if ((rv = ref_block_input(c, rs, b->h, b->x, T, l, ref_attn_norm(c), s->err)))
 			return rv;
-		return ref_mv_attn(c, rs, l, (int64_t)r, (int64_t)s->T, b->h, T, b->o, s->err);
+		return c->pv2 ? ref_pv2_attn(c, rs, l, (int64_t)r, (int64_t)s->T, b->h, T, b->o,
+		                             s->err)
+		              : ref_mv_attn(c, rs, l, (int64_t)r, (int64_t)s->T, b->h, T, b->o,
+		                            s->err);
 	}
 	if (ref_is_mla(c) || c->q3n || c->afmoe || c->step3) { /* AFMoE: gate_proj rows too */
 		const ref_q3n_part p = {.Hl = Hl,

@@ -177,6 +177,8 @@ extern const sm_family shardmap_family_plamo3;       /* family_plamo3.c */
 extern const sm_family shardmap_family_pangu_dense;
 /* family_pangu_moe.c: openPangu-Ultra-MoE */
 extern const sm_family shardmap_family_pangu_ultra_moe;
+/* family_pangu_v2.c: openPangu-Pro-MoE-V2 */
+extern const sm_family shardmap_family_pangu_pro_moe_v2;
 /* family_mimo_v2.c */
 extern const sm_family shardmap_family_mimo_v2_flash;
 /* family_nomic_bert.c: NomicBertModel */

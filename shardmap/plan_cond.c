@@ -149,6 +149,8 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return x->cfg->mamba_conv_bias && linear_at(x, i);
 	case SM_C_LFMEB:
 		return x->cfg->lfm2_expert_bias && moe_at(x, i);
+	case SM_C_RBIAS:
+		return x->cfg->router_expert_bias && moe_at(x, i);
 	case SM_C_MPROJB:
 		return x->cfg->mamba_proj_bias && linear_at(x, i);
 	case SM_C_MNORM:
@@ -230,6 +232,7 @@ const char *shardmap_switch_key(const sm_family *f, uint8_t cond)
 {
 	return cond == SM_C_QKNORM     ? "use_qk_norm"
 	       : cond == SM_C_SANDWICH ? "sandwich_norm"
+	       : cond == SM_C_RBIAS    ? "router_enable_expert_bias"
 	                               : shardmap_bias_key(f, cond);
 }
 
@@ -333,6 +336,10 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 	else if (ru->cond == SM_C_ARES)
 		why = moe_at(x, i) ? "a MoE layer without the residual MLP (use_residual is false)"
 		                   : "a dense layer (see moe_layer_frequency)";
+	else if (ru->cond == SM_C_RBIAS)
+		why = moe_at(x, i) ? "a MoE layer without the router's expert bias "
+		                     "(router_enable_expert_bias is false or absent)"
+		                   : "a dense layer (see first_k_dense_replace)";
 	else if (ru->cond == SM_C_LFMEB)
 		why = x->fam->layer_is_moe(x->cfg, i)
 		          ? "a MoE layer without the expert bias (use_expert_bias is false)"

@@ -255,11 +255,12 @@ static int kv_heads_of(const part_req *req, int64_t *kv_local, int64_t *kv_shard
 		                           " does not divide %s %" PRId64,
 		                           req->rt, tp, hk, heads);
 	if (req->ctx->fam->kv_divides_tp && kv_heads % tp)
-		return shardmap_layout_err(req->ctx, req->err,
-		                           "tensor '%s': tp_size %" PRId64
-		                           " does not divide %s %" PRId64
-		                           " (vLLM's %s.py asserts it: no kv head is replicated)",
-		                           req->rt, tp, kk, kv_heads, req->ctx->fam->name);
+		return shardmap_layout_err(
+		    req->ctx, req->err,
+		    "tensor '%s': tp_size %" PRId64 " does not divide %s %" PRId64
+		    " (vLLM's %s.py asserts it: no kv head is replicated)",
+		    req->rt, tp, kk, kv_heads,
+		    req->ctx->fam->vllm_py ? req->ctx->fam->vllm_py : req->ctx->fam->name);
 	if (kv_heads % tp && tp % kv_heads)
 		return shardmap_layout_err(req->ctx, req->err,
 		                           "tensor '%s': tp_size %" PRId64 " and %s %" PRId64
@@ -312,6 +313,30 @@ static int part_kv_heads(const part_req *req)
 	shardmap_geo_2d(req->geom, kv_local * per_head, sm_tcols(req->src), req->rule->ndim);
 	return shardmap_part_push(
 	    req, shardmap_rows_piece(0, kv_shard * kv_local * per_head, kv_local * per_head, 0));
+}
+
+/* Static sink keys / values [S, KV, d] (openPangu's param_sink_key / _value, loaded by
+ * sharded_weight_loader(1)): the kv heads the rank's k_proj slice holds, on dim 1 of each of
+ * the S sinks, so [S, KV/T, d] (S pieces of rows of the [S*KV, d] view). */
+static int part_sink_kv(const part_req *req)
+{
+	int64_t kv_local, kv_shard, kv_heads = req->ctx->dm.n_kv_heads;
+	int rv = kv_heads_of(req, &kv_local, &kv_shard);
+	if (rv != WT_OK)
+		return rv;
+	if (req->src->ndim != 3 || req->src->shape[1] != kv_heads)
+		return wt_seterr(req->err, WT_ESHAPE,
+		                 "tensor '%s': not [sinks, num_key_value_heads %" PRId64 ", dim]",
+		                 req->rt, kv_heads);
+	int64_t sinks = req->src->shape[0], d = req->src->shape[2];
+	shardmap_geo_2d(req->geom, sinks * kv_local, d, 3);
+	req->geom->shape[0] = sinks;
+	req->geom->shape[1] = kv_local;
+	req->geom->shape[2] = d;
+	for (int64_t s = 0; rv == WT_OK && s < sinks; s++)
+		rv = shardmap_part_push(
+		    req, shardmap_rows_piece(0, s * kv_heads + kv_shard * kv_local, kv_local, 0));
+	return rv;
 }
 
 /* Fused QKV with GQA (section 2.2): [q_r; k_r; v_r] from parts 0, 1, 2. */
@@ -674,6 +699,7 @@ static const part_fn part_rules[] = {
     [SM_K_QKVI] = part_qkv_interleaved,
     [SM_K_REPLF] = part_replicated_fused,
     [SM_K_ROWS2R] = part_halves_up_first,
+    [SM_K_SINKKV] = part_sink_kv,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

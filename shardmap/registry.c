@@ -168,6 +168,7 @@ static const sm_family *const families[] = {
     &shardmap_family_step3_text,
     &shardmap_family_pangu_dense,
     &shardmap_family_pangu_ultra_moe,
+    &shardmap_family_pangu_pro_moe_v2,
     &shardmap_family_mimo_v2_flash,
     &shardmap_family_nomic_bert,
     &shardmap_family_gte_new,

@@ -69,6 +69,8 @@ typedef enum {
 	SM_K_ROWS2R, /* two halves fused in the checkpoint as [up; gate] rows: [gate_r; up_r], each
 	                half split by `unit` (GTE's mlp.up_gate_proj, split and re-merged by vLLM's
 	                bert_with_rope.py) */
+	SM_K_SINKKV, /* static sink keys / values [S, KV, d] split on dim 1 by kv heads
+	                (openPangu's param_sink_key / _value: sharded_weight_loader(1)) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -186,6 +188,7 @@ typedef enum {
 	SM_D_G3NVP,
 	SM_D_KV2, /* 2 * KV * d: TeleChat2's key_value rows ([KV, 2, d]) */
 	SM_D_KVV, /* KV * v_head_dim (d when unset): v_proj rows of a qkv_v_head_dim family */
+	SM_D_VHD, /* v_head_dim (d when unset): openPangu's param_sink_value columns */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -289,6 +292,8 @@ typedef enum {
 	SM_C_LSINK,  /* layers with attention sinks by the family's layer_dims (MiMo-V2-Flash) */
 	SM_C_TTYPES, /* type_vocab_size > 0 (GTE's token_type_embeddings: none with 0) */
 	SM_C_SANDWICH, /* config.json sandwich_norm true (openPangu's pre / post_mlp_layernorm) */
+	SM_C_RBIAS,    /* MoE layers when router_enable_expert_bias (openPangu's
+	                  mlp.e_score_correction_bias) */
 } sm_cond;
 
 enum {

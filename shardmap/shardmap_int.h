@@ -219,6 +219,8 @@ typedef struct sm_family {
 	/* vLLM's first bailing_moe.py: asserts num_key_value_heads % tp_size == 0 (no kv head
 	 * replicated on several ranks) */
 	bool kv_divides_tp;
+	/* the vLLM model file (no ".py") named in that refusal; NULL: the family's name */
+	const char *vllm_py;
 	/* Hook: each layer's own attention and MLP (DeciLM's block_configs), read once per plan
 	 * into *out (num_hidden_layers entries, owned by the planner): a layer's kv heads and MLP
 	 * width stand for KV and I in its tensors' shapes and cuts, and SM_C_LATT / SM_C_LMLP

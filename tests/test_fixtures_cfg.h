@@ -436,6 +436,7 @@ static const struct {
     {"jais2", check_jais2},
     {"deepseek_v32", check_deepseek_v32},
     {"pangu_ultra_moe", check_pangu_ultra_moe},
+    {"pangu_pro_moe_v2", check_pangu_pro_moe_v2},
     {"opt", check_opt},
     {"gptj", check_gptj},
     {"ministral", check_ministral},

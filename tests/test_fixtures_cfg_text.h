@@ -563,4 +563,16 @@ static void check_jina_vl(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "JinaVLForRanking") == 0);
 }
 
+/* openPangu-Pro-MoE-V2: the sink attention's head_dim qk_nope_dim + qk_rope_dim (40, not hid / H)
+ * and v_head_dim v_channels (24) laid on by the loader, 4 kv heads, layer 0 dense, 4 experts + 1
+ * shared, sandwich_norm and router_enable_expert_bias read, untied */
+static void check_pangu_pro_moe_v2(const ckpt_config *cfg)
+{
+	assert_true(cfg->head_dim == 40 && cfg->v_head_dim == 24 && cfg->num_key_value_heads == 4 &&
+	            cfg->first_k_dense_replace == 1 && cfg->num_experts == 4 &&
+	            cfg->n_shared_experts == 1 && cfg->sandwich_norm && cfg->router_expert_bias &&
+	            !cfg->tie_word_embeddings && strcmp(cfg->model_type, "PanguProMoEV2") == 0 &&
+	            strcmp(cfg->architecture, "PanguProMoEV2ForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -708,6 +708,14 @@ static const fam_expect fams_mm[] = {
           3 * 512 * 256 + 2 * (4 * 256 + 4 * 3 * 256 * 256 + 3 * 256 * 256) + 2 * 1024 * 256 +
           3 * 256 + 256 * 512),
      256, 8, 8, 32, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_NONE, 1},
+    /* pangu_pro_moe_v2: 3 layers (2: MTP) of 4 norms, q 320 / k 160 / v 96 x256, o 256x192,
+     * k_layernorm [40], sinks [4,4,40] / [4,4,24]; the MoE of pangu_ultra_moe with F32 router
+     * biases [4]; 79 tensors, BF16 */
+    {"pangu_pro_moe_v2", 79,
+     2 * (4 * 1024 * 256 + 4 * 256 + 256 * 512 + 3 * (4 * 256 + 576 * 256 + 256 * 192 + 1064) +
+          3 * 512 * 256 + 2 * (4 * 256 + 15 * 256 * 256)) +
+         32,
+     256, 8, 4, 40, 512, 1024, 2, 0, 4, 256, CKPT_QUANT_NONE, 1},
     /* mimo_v2_flash: BF16; embed_tokens / lm_head [1000, 128] (untied), model.norm; 3 layers of 2
      * norms; layers 0 / 2 full attention (q 256x128, k 64x128, v 32x128: v_head_dim 16, o
      * 128x128), layer 1 SWA (q 384x128, k 96x128, v 48x128, o 128x192, sinks [16]); layer 0

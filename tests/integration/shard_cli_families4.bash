@@ -574,3 +574,24 @@ plan_has jina_vl "model.layers.1.self_attn.o_proj.weight *I8 *\[256, 128\]" \
 grep -q "^ *lm_head\|score\..*_scale" "$T/plan" &&
 	fail "jina_vl: an lm_head or a quantized head: $(cat "$T/plan")"
 refused_edit jina_vl 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' "lm_head"
+# openPangu-Pro-MoE-V2 (PanguProMoEV2ForCausalLM): the sink attention at TP 4 rank 1 int8-channel
+# (qkv_proj: 2 of 8 heads of 40 + kv head 1's 40 k rows and 24 v rows (v_channels) = 144, o_proj
+# 192 / 4 columns), k_layernorm, the sinks by kv head ([4, 1, 40] / [4, 1, 24]) and the router bias
+# (F32, renamed mlp.gate.e_score_correction_bias) unquantized, the MTP layer skipped; the router
+# bias without router_enable_expert_bias, param_sink_number 0 and hidden_act gelu refused, naming
+# the key
+"$CTL" plan --model-dir "$T/pangu_pro_moe_v2" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan pangu_pro_moe_v2"
+plan_has pangu_pro_moe_v2 "model.layers.1.self_attn.qkv_proj.weight *I8 *\[144, 256\]" \
+	"model.layers.1.self_attn.o_proj.weight *I8 *\[256, 48\]" \
+	"model.layers.1.self_attn.k_layernorm.weight *BF16 *\[40\]" \
+	"model.layers.1.self_attn.param_sink_key *BF16 *\[4, 1, 40\]" \
+	"model.layers.1.self_attn.param_sink_value *BF16 *\[4, 1, 24\]" \
+	"model.layers.1.mlp.gate.e_score_correction_bias *F32 *\[4\]" \
+	"skipped model.layers.2.self_attn.param_sink_key"
+grep -q "param_sink_key_scale\|param_sink_value_scale\|e_score_correction_bias_scale" "$T/plan" &&
+	fail "pangu_pro_moe_v2: a quantized sink or router bias: $(cat "$T/plan")"
+refused_edit pangu_pro_moe_v2 's/"router_enable_expert_bias": true/"router_enable_expert_bias": false/' \
+	"router_enable_expert_bias"
+refused_edit pangu_pro_moe_v2 's/"param_sink_number": 4/"param_sink_number": 0/' "param_sink_number"
+refused_edit pangu_pro_moe_v2 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"

@@ -62,6 +62,9 @@ order included: shard_oracle_step3.py.
 MiMoV2FlashForCausalLM (vLLM's mimo_v2_flash.py): each layer's q/k/v fused by its own heads with
 v heads of v_head_dim rows, the sinks by heads, the router whole, the experts to COMMON, the MTP
 tensors dropped (mimo_v2_src): shard_oracle_mimo_v2.py.
+PanguProMoEV2ForCausalLM (vLLM's openpangu.py, the sink attention): q/k/v fused by heads with v
+heads of v_channels rows, the static sinks by kv heads, the router bias renamed, the MTP layers
+dropped (pangu_v2_src): shard_oracle_pangu_v2.py.
 
 SRCS: model_type -> the checkpoint's tensors rewritten before expected() reads them.
 """
@@ -81,6 +84,7 @@ from shard_oracle_mimo_v2 import mimo_v2, mimo_v2_cfg, mimo_v2_src
 from shard_oracle_minicpm import minicpm, minicpm_cfg
 from shard_oracle_nomic import nomic, nomic_cfg
 from shard_oracle_ouro import ouro
+from shard_oracle_pangu_v2 import pangu_v2, pangu_v2_src
 from shard_oracle_plamo3 import plamo3
 from shard_oracle_qwen import qwen
 from shard_oracle_step3 import step3, step3_cfg, step3_src
@@ -98,7 +102,7 @@ ORACLES["TeleChatForCausalLM"] = telechat2
 # .query / .gate_proj names) skips them
 OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", "AfmoeForCausalLM",
              "DeciLMForCausalLM", "Step3TextForCausalLM", "Plamo3ForCausalLM",
-             "MiMoV2FlashForCausalLM"}
+             "MiMoV2FlashForCausalLM", "PanguProMoEV2ForCausalLM"}
 ORACLES["AfmoeForCausalLM"] = afmoe
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
@@ -108,6 +112,7 @@ ORACLES["DeciLMForCausalLM"] = decilm  # per-layer kv heads and widths
 ORACLES["Step3TextForCausalLM"] = step3  # qkv_proj whole on every rank; experts: COMMON
 ORACLES["Plamo3ForCausalLM"] = plamo3  # its fused q/k/v and gate/up laid out itself
 ORACLES["MiMoV2FlashForCausalLM"] = mimo_v2  # per-layer sizes, v_head_dim; experts: COMMON
+ORACLES["PanguProMoEV2ForCausalLM"] = pangu_v2  # v_channels, the sinks by kv heads
 ORACLES["NomicBertModel"] = nomic  # onto vLLM's names, fc12 / fc11 merged gate first
 ORACLES["GteNewModel"] = gte_new  # onto vLLM's names, up_gate_proj re-merged gate first
 ORACLES["GteNewForSequenceClassification"] = gte_new_cls  # the same under new., the head whole
@@ -163,3 +168,4 @@ SRCS = {"grok-1": grok1_src, "mimo": mimo_src, "bailing_moe_v2": bailing_v2_src,
         "step3_text": step3_src, "mimo_v2_flash": mimo_v2_src}
 # openPangu-Ultra-MoE: DeepSeek-V3's cut; its MTP layers (each with an eh_proj) dropped as Ling 2.0's
 SRCS["pangu_ultra_moe"] = bailing_v2_src
+SRCS["PanguProMoEV2"] = pangu_v2_src  # its MTP layers dropped, the sinks as [S*KV, x] rows

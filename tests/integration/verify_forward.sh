@@ -15,7 +15,7 @@ fail() { echo "verify_forward.sh: FAIL: $*"; exit 1; }
 for f in llama mixtral qwen2_moe bert deepseek_v3 qwen2_vl qwen2_vl_hf5 qwen2_5_vl llama_w8a8 llama_w4a16 \
 	llama_w4a8 llama_w4a16_asym llama_w8a8_asym llama_w8a16 llama_w4a16_actorder llama_ct_fp8 llama_ct_fp8_tensor \
 	qwen3_ct_fp8_block gemma gemma2 gemma3_text phi3 starcoder2 deepseek_v2 glm glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared gemma3 gemma3_hf5 olmoe olmo \
-	phimoe gpt_oss llama4 llama4_text glm4_moe dots1 llama4_fbgemm qwen3_next ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom persimmon falcon mamba2 idefics3 smolvlm paligemma aya_vision llava_onevision cohere2_vision llava_next_video qwen2_audio internvl internvl_qwen3 roberta xlm_roberta xlm_roberta_cls llava_pixtral fuyu lfm2_vl internvl_qwen3_moe chameleon modernbert modernbert_cls granite_speech blip2 aria voxtral mllama zamba2 qwen3_cls bert_cls bert_tok qwen2_5_omni gemma3n_text qwen2_emb qwen2_rm qwen3_omni_moe whisper gpt2_cls clip internlm2 internlm2_ve internlm2_rm minimax_m2 nemotron_h siglip jamba_cls modernbert_tok chatglm exaone qwen baichuan baichuan_7b minicpm internlm3 nemotron_h_moe minicpm3 lfm2_moe minicpm_moe internlm orion telechat2 jais arctic grok1 bailing_moe bailing_moe_v2 xverse aquila stablelm_epoch teleflm falcon_rw minimax_text01 solar mimo deepseek_moe telechat afmoe ouro decilm jais2 deepseek_v32 step3_text plamo3 pangu_dense mimo_v2_flash llama_bidir_emb nomic_bert gte_new llama_bidir_cls gritlm pangu_ultra_moe gte_new_cls bert_splade jina_vl; do
+	phimoe gpt_oss llama4 llama4_text glm4_moe dots1 llama4_fbgemm qwen3_next ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom persimmon falcon mamba2 idefics3 smolvlm paligemma aya_vision llava_onevision cohere2_vision llava_next_video qwen2_audio internvl internvl_qwen3 roberta xlm_roberta xlm_roberta_cls llava_pixtral fuyu lfm2_vl internvl_qwen3_moe chameleon modernbert modernbert_cls granite_speech blip2 aria voxtral mllama zamba2 qwen3_cls bert_cls bert_tok qwen2_5_omni gemma3n_text qwen2_emb qwen2_rm qwen3_omni_moe whisper gpt2_cls clip internlm2 internlm2_ve internlm2_rm minimax_m2 nemotron_h siglip jamba_cls modernbert_tok chatglm exaone qwen baichuan baichuan_7b minicpm internlm3 nemotron_h_moe minicpm3 lfm2_moe minicpm_moe internlm orion telechat2 jais arctic grok1 bailing_moe bailing_moe_v2 xverse aquila stablelm_epoch teleflm falcon_rw minimax_text01 solar mimo deepseek_moe telechat afmoe ouro decilm jais2 deepseek_v32 step3_text plamo3 pangu_dense mimo_v2_flash llama_bidir_emb nomic_bert gte_new llama_bidir_cls gritlm pangu_ultra_moe gte_new_cls bert_splade jina_vl pangu_pro_moe_v2; do
 	"$MK" --family "$f" --out "$T/$f" --seed 5 >/dev/null || fail "wt-mkckpt $f"
 done
 
@@ -608,6 +608,11 @@ check pangu_dense --tp-size 2 --quant int8-channel
 check pangu_ultra_moe --tp-size 8
 check pangu_ultra_moe --tp-size 2 --ep-size 2
 check pangu_ultra_moe --tp-size 4 --quant fp8-channel
+# openPangu-Pro-MoE-V2: the sink attention (k_layernorm, 4 static sinks a kv head, v_channels,
+# GPT-J RoPE on qk_rope_dim) and V3's MoE with the router bias, the sandwich, MTP dropped
+check pangu_pro_moe_v2 --tp-size 4
+check pangu_pro_moe_v2 --tp-size 2 --ep-size 2
+check pangu_pro_moe_v2 --tp-size 2 --quant int8-channel
 # LlamaBidirectionalModel: Llama's decoder under the base names, attention without the causal
 # mask: every token's final hidden state
 check llama_bidir_emb --tp-size 4
