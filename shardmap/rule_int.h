@@ -69,6 +69,10 @@ typedef enum {
 	SM_K_ROWS2R, /* two halves fused in the checkpoint as [up; gate] rows: [gate_r; up_r], each
 	                half split by `unit` (GTE's mlp.up_gate_proj, split and re-merged by vLLM's
 	                bert_with_rope.py) */
+	SM_K_ROWS2H, /* two parts interleaved per unit in the checkpoint ([U, 2, n] rows: PLaMo 2's
+	                mixer.in_proj, [gate_h; x_h] per mamba head): [gate_r; x_r], the rank's
+	                units' pieces gathered part by part (vLLM's plamo2.py load_weights
+	                de-interleaves before MergedColumnParallelLinear's split) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
