@@ -482,7 +482,8 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->mamba_d_ssm = -1;
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "falcon_h1") == 0)
 		rv = config_parse_falcon_h1(root, c, err);
-	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "nemotron_h") == 0)
+	if (rv == WT_OK && c->model_type != NULL &&
+	    (strcmp(c->model_type, "nemotron_h") == 0 || strcmp(c->model_type, "plamo2") == 0))
 		rv = config_get_int(root, "mamba_d_ssm", -1, 1, &c->mamba_d_ssm, err); /* set */
 	c->jamba_attn_period = c->jamba_attn_offset = -1;
 	c->jamba_expert_period = c->jamba_expert_offset = c->mamba_dt_rank = -1;
@@ -492,7 +493,8 @@ static int parse_class_fields(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK && c->model_type != NULL && strcmp(c->model_type, "longcat_flash") == 0)
 		rv = config_parse_longcat(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL &&
-	    (strcmp(c->model_type, "mamba") == 0 || strcmp(c->model_type, "falcon_mamba") == 0))
+	    (strcmp(c->model_type, "mamba") == 0 || strcmp(c->model_type, "falcon_mamba") == 0 ||
+	     strcmp(c->model_type, "plamo2") == 0)) /* PLaMo 2: config_plamo2.c's */
 		rv = config_parse_dt_rank(root, c, err);
 	if (rv == WT_OK && c->model_type != NULL &&
 	    (strcmp(c->model_type, "opt") == 0 ||

@@ -560,6 +560,24 @@ static const class_default gte_new_defaults[] = {
     {"num_attention_heads", false, 12}, {"max_position_embeddings", false, 2048},
 };
 
+/* Plamo2Config's (the remote modeling_plamo2.py; neither transformers 4.57.1 nor vLLM keeps a
+ * copy, vLLM's plamo2.py only a typing stub: read from a public MLX port that copies the class,
+ * and its rope base from vLLM's earlier plamo2.py, 10000 when absent): hidden_size 4096, 32
+ * layers, 32 heads over 4 kv heads, hidden_size_per_head 128, intermediate_size 13312,
+ * vocab_size 32000, rms_norm_eps 1e-6, max_position_embeddings max(10 * 2^20, 2048);
+ * mamba_d_state 64, mamba_d_conv 4, mamba_num_heads 64, mamba_step 2, mamba_chunk_size 256,
+ * mamba_enabled true; tied (the family's default). config_plamo2.c reads them. */
+static const class_default plamo2_defaults[] = {
+    {"vocab_size", false, 32000},         {"hidden_size", false, 4096},
+    {"intermediate_size", false, 13312},  {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},   {"num_key_value_heads", false, 4},
+    {"hidden_size_per_head", false, 128}, {"max_position_embeddings", false, 10485760},
+    {"rms_norm_eps", true, 1e-6},         {"rope_theta", true, 10000.0},
+    {"mamba_d_state", false, 64},         {"mamba_d_conv", false, 4},
+    {"mamba_num_heads", false, 64},       {"mamba_step", false, 2},
+    {"mamba_chunk_size", false, 256},     {"mamba_enabled", false, 1, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -607,6 +625,7 @@ static const struct {
     CLASS("jais2", jais2_defaults), /* Jais2ForCausalLM (config_jais2.c) */
     CLASS("step3_text", step3_text_defaults), /* Step3TextForCausalLM (config_step3.c) */
     CLASS("plamo3", plamo3_defaults), /* Plamo3ForCausalLM (config_plamo3.c) */
+    CLASS("plamo2", plamo2_defaults), /* Plamo2ForCausalLM (config_plamo2.c) */
     CLASS("PanguEmbedded", pangu_dense_defaults), /* openPangu-Embedded (config_pangu.c) */
     CLASS("pangu_ultra_moe", pangu_ultra_moe_defaults), /* config_pangu_moe.c */
     CLASS("PanguProMoEV2", pangu_v2_defaults), /* config_pangu_v2.c */

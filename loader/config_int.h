@@ -264,6 +264,10 @@ int config_ouro_keys(json_t *v, wt_errbuf *err);
  * rope_scaling_factor other than 1 refused; window_size / sliding_window_pattern integers >= 1,
  * an interleaved_sliding_window other than theirs refused (config_plamo3.c). */
 int config_plamo3_keys(json_t *v, wt_errbuf *err);
+/* PLaMo 2 (model_type plamo2): hidden_size_per_head as head_dim, mamba_num_heads and the
+ * derived width / time_step_rank under the mixer's names, layer_types from mamba_step (>= 2);
+ * mamba_enabled other than true refused (config_plamo2.c). */
+int config_plamo2_keys(json_t *v, wt_errbuf *err);
 /* Code World Model (model_type cwm; other model_types untouched): CwmConfig's derived
  * layer_types (full attention on every 4th layer from 0), sliding_window 8192, llama3
  * rope_scaling and its scalar defaults filled where absent; hidden_act other than silu refused

@@ -239,6 +239,7 @@ static const key_reader keys_after[] = {
     {"falcon_mamba", config_mamba_keys},   {"mamba2", config_mamba2_keys},
     {"zamba2", config_zamba2_keys},        {"nemotron_h", config_nemotron_h_keys},
     {"gemma3n_text", config_gemma3n_keys}, {"bloom", config_bloom_width},
+    {"plamo2", config_plamo2_keys},
 };
 
 /* Run every reader of tab[n] whose model_type is mt, in table order. */

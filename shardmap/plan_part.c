@@ -261,6 +261,14 @@ static int kv_heads_of(const part_req *req, int64_t *kv_local, int64_t *kv_shard
 		    " (vLLM's %s.py asserts it: no kv head is replicated)",
 		    req->rt, tp, kk, kv_heads,
 		    req->ctx->fam->vllm_py ? req->ctx->fam->vllm_py : req->ctx->fam->name);
+	if (req->ctx->fam->kv_one_or_split && kv_heads > 1 && kv_heads < tp)
+		return shardmap_layout_err(
+		    req->ctx, req->err,
+		    "tensor '%s': tp_size %" PRId64 " exceeds %s %" PRId64
+		    " (vLLM's %s.py cuts the [%s, d] k norm by rank with "
+		    "sharded_weight_loader and replicates it only for one kv "
+		    "head)",
+		    req->rt, tp, kk, kv_heads, req->ctx->fam->name, kk);
 	if (kv_heads % tp && tp % kv_heads)
 		return shardmap_layout_err(req->ctx, req->err,
 		                           "tensor '%s': tp_size %" PRId64 " and %s %" PRId64
@@ -545,6 +553,26 @@ static int part_halves_up_first(const part_req *req)
 	return halves(req, true);
 }
 
+/* Two parts interleaved per unit ([U, 2, n] rows: PLaMo 2's mixer.in_proj, each mamba head's
+ * gate rows then its x rows): the rank's units' part-0 pieces, then their part-1 pieces,
+ * [gate_r; x_r] (vLLM's plamo2.py reshapes to [hid, U, 2n], chunks each head into gate / x
+ * and concatenates them before MergedColumnParallelLinear splits each half by rank). */
+static int part_halves_per_unit(const part_req *req)
+{
+	int64_t units, rows = sm_trows(req->src);
+	int rv = check_units(req, &units);
+	if (rv != WT_OK)
+		return rv;
+	int64_t n = rows / (2 * units), local = units / req->tp_size, u0 = req->tp_rank * local;
+	for (int64_t part = 0; part < 2; part++)
+		for (int64_t u = u0; u < u0 + local && rv == WT_OK; u++)
+			rv = shardmap_part_push(req,
+			                        shardmap_rows_piece(0, (2 * u + part) * n, n, 0));
+	if (rv == WT_OK)
+		shardmap_geo_2d(req->geom, 2 * local * n, sm_tcols(req->src), req->rule->ndim);
+	return rv;
+}
+
 /* Row parallel: columns [r*K/T, (r+1)*K/T), all rows. */
 static int part_col_split(const part_req *req)
 {
@@ -700,6 +728,7 @@ static const part_fn part_rules[] = {
     [SM_K_REPLF] = part_replicated_fused,
     [SM_K_ROWS2R] = part_halves_up_first,
     [SM_K_SINKKV] = part_sink_kv,
+    [SM_K_ROWS2H] = part_halves_per_unit,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

@@ -164,6 +164,7 @@ static const sm_family *const families[] = {
     &shardmap_family_deepseek,
     &shardmap_family_ouro,
     &shardmap_family_plamo3,
+    &shardmap_family_plamo2,
     &shardmap_family_nemotron_nas,
     &shardmap_family_step3_text,
     &shardmap_family_pangu_dense,

@@ -71,6 +71,10 @@ typedef enum {
 	                bert_with_rope.py) */
 	SM_K_SINKKV, /* static sink keys / values [S, KV, d] split on dim 1 by kv heads
 	                (openPangu's param_sink_key / _value: sharded_weight_loader(1)) */
+	SM_K_ROWS2H, /* two parts interleaved per unit in the checkpoint ([U, 2, n] rows: PLaMo 2's
+	                mixer.in_proj, [gate_h; x_h] per mamba head): [gate_r; x_r], the rank's
+	                units' pieces gathered part by part (vLLM's plamo2.py load_weights
+	                de-interleaves before MergedColumnParallelLinear's split) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */

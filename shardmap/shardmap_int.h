@@ -127,6 +127,9 @@ typedef struct sm_family {
 	 * wide, its switches are use_conv_bias / use_bias (the loader reads them as
 	 * mamba_conv_bias / mamba_proj_bias), named so in refusals */
 	bool mamba_lm;
+	/* PLaMo 2: kv heads are not replicated unless there is one (vLLM's plamo2.py cuts its
+	 * [KV, d] k norm by rank, out of range when 1 < KV < tp_size) */
+	bool kv_one_or_split;
 	/* Mamba2 (Mamba2Config): the Mamba2 mixer's switches are use_conv_bias / use_bias too,
 	 * named so in refusals (mamba_lm implies it) */
 	bool mamba_use_keys;

@@ -414,6 +414,7 @@ static const struct {
     {"telechat", check_telechat},
     {"ouro", check_ouro},
     {"plamo3", check_plamo3},
+    {"plamo2", check_plamo2},
     {"pangu_dense", check_pangu_dense},
     {"llama_bidir_emb", check_llama_bidir_emb},
     {"llama_bidir_cls", check_llama_bidir_cls},

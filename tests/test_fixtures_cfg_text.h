@@ -575,4 +575,20 @@ static void check_pangu_pro_moe_v2(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "PanguProMoEV2ForCausalLM") == 0);
 }
 
+/* PLaMo 2: hidden_size_per_head 16 read as head_dim and the mixer's head width, H 8 over one kv
+ * head, mamba_step 2 laid out as layer_types mamba / attention / mamba / attention, 8 mamba heads
+ * (width 128), state 16, time_step_rank max(64, 64 / 16) = 64, untied (Plamo2Config ties) */
+static void check_plamo2(const ckpt_config *cfg)
+{
+	assert_true(
+	    cfg->head_dim == 16 && cfg->num_key_value_heads == 1 && cfg->intermediate_size == 128 &&
+	    cfg->vocab_size == 1000 && cfg->num_hidden_layers == 4 && !cfg->tie_word_embeddings &&
+	    cfg->mamba_n_heads == 8 && cfg->mamba_d_ssm == 128 && cfg->mamba_d_state == 16 &&
+	    cfg->mamba_d_conv == 4 && cfg->mamba_dt_rank == 64 && cfg->n_layer_types == 4 &&
+	    cfg->layer_types[0] == CKPT_LAYER_MAMBA && cfg->layer_types[1] == CKPT_LAYER_ATTN &&
+	    cfg->layer_types[2] == CKPT_LAYER_MAMBA && cfg->layer_types[3] == CKPT_LAYER_ATTN &&
+	    strcmp(cfg->model_type, "plamo2") == 0 &&
+	    strcmp(cfg->architecture, "Plamo2ForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

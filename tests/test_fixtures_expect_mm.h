@@ -693,6 +693,13 @@ static const fam_expect fams_mm[] = {
      4 * (2 * 1008 * 128 + 128 +
           3 * (4 * 128 + 2 * 32 + 384 * 128 + 128 * 256 + 384 * 128 + 128 * 192)),
      128, 8, 2, 32, 192, 1008, 3, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* plamo2: F32, untied; 4 layers of 4 norms, gate_up / down; Mamba mixers in 0 and 2, attention
+     * (qkv_proj [160, 64], q_weight [8, 16], k_weight [1, 16], o_proj) in 1 and 3 (fam_plamo2.c) */
+    {"plamo2", 57,
+     4 * (2 * 1000 * 64 + 64 + 4 * (4 * 64 + 256 * 64 + 64 * 128) +
+          2 * (256 * 64 + 128 * 4 + 96 * 128 + 8 * 64 + 3 * 8 + 64 + 2 * 16 + 64 * 128) +
+          2 * (160 * 64 + 8 * 16 + 16 + 64 * 128)),
+     64, 8, 1, 16, 128, 1000, 4, 0, 0, -1, CKPT_QUANT_NONE, 1},
     /* pangu_dense: F32; embed_tokens / lm_head [1000, 128] (untied), norm, 2 layers of input /
      * post_attention_layernorm, q_proj / o_proj [128, 128] with biases [128], k_proj / v_proj
      * [32, 128] with biases [32], gate_proj / up_proj [192, 128], down_proj [128, 192] */

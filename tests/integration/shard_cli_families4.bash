@@ -595,3 +595,30 @@ refused_edit pangu_pro_moe_v2 's/"router_enable_expert_bias": true/"router_enabl
 	"router_enable_expert_bias"
 refused_edit pangu_pro_moe_v2 's/"param_sink_number": 4/"param_sink_number": 0/' "param_sink_number"
 refused_edit pangu_pro_moe_v2 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act"
+# PLaMo 2 (Plamo2ForCausalLM): TP 4 rank 1 int8 under model.layers.layers.: layer 0's Mamba mixer
+# (in_proj [gate_r; x_r] of heads 2, 3 (2 x 2 x 16 rows), conv1d's 32 channels, bcdt_proj's and
+# out_proj's 32 columns, dt_proj's 2 heads; A_log, dt_norm_weight unquantized), layer 1's
+# attention (qkv_proj of q heads 2, 3 and the one kv head, (2 + 2) x 16 rows; q_weight [2, 16],
+# k_weight [1, 16] whole, unquantized); TP 8 planned; mamba_enabled false, mamba_step 1 and
+# mamba_step 4 (layer 1 then Mamba) refused, naming the key or the layer kind
+"$CTL" plan --model-dir "$T/plamo2" --tp-size 4 --tp-rank 1 --quant int8-channel --rank-only \
+	>"$T/plan" || fail "plan plamo2"
+plan_has plamo2 "model.layers.layers.0.mixer.in_proj.weight *I8 *\[64, 64\]" \
+	"model.layers.layers.0.mixer.conv1d.weight *F32 *\[32, 1, 4\]" \
+	"model.layers.layers.0.mixer.bcdt_proj.weight *I8 *\[96, 32\]" \
+	"model.layers.layers.0.mixer.dt_proj.weight *I8 *\[2, 64\]" \
+	"model.layers.layers.0.mixer.out_proj.weight *I8 *\[64, 32\]" \
+	"model.layers.layers.0.mixer.A_log *F32 *\[2\]" \
+	"model.layers.layers.0.mixer.dt_norm_weight *F32 *\[64\]" \
+	"model.layers.layers.1.mixer.qkv_proj.weight *I8 *\[64, 64\]" \
+	"model.layers.layers.1.mixer.q_weight *F32 *\[2, 16\]" \
+	"model.layers.layers.1.mixer.k_weight *F32 *\[1, 16\]" \
+	"model.layers.layers.1.post_mlp_norm.weight *F32 *\[64\]" \
+	"model.embed_tokens.weight *F32 *\[256, 64\]" "lm_head.weight *F32 *\[256, 64\]"
+grep -q "norm.weight_scale\|norm_weight_scale\|lm_head.weight_scale\|conv1d.weight_scale" \
+	"$T/plan" && fail "plamo2: a quantized norm, conv1d or lm_head: $(cat "$T/plan")"
+"$CTL" plan --model-dir "$T/plamo2" --tp-size 8 --rank-only >"$T/plan" 2>&1 ||
+	fail "plamo2: tp 8 over one kv head: $(cat "$T/plan")"
+refused_edit plamo2 's/"mamba_enabled": true/"mamba_enabled": false/' "mamba_enabled"
+refused_edit plamo2 's/"mamba_step": 2/"mamba_step": 1/' "mamba_step"
+refused_edit plamo2 's/"mamba_step": 2/"mamba_step": 4/' "a Mamba layer"

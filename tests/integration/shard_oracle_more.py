@@ -48,6 +48,9 @@ OuroForCausalLM (vLLM's ouro.py): Qwen2's cut without biases, the early-exit gat
 columns: shard_oracle_ouro.py.
 Plamo3ForCausalLM (vLLM's plamo3.py): q/k/v and gate/up fused in the checkpoint under
 model.layers.layers.{i}.mixer / .mlp, the rank's heads and rows: shard_oracle_plamo3.py.
+Plamo2ForCausalLM (vLLM's plamo2.py): the Mamba mixer's per-head [gate; x] in_proj
+de-interleaved, the attention's fused q/k/v, gate/up fused, under model.layers.layers.{i}.:
+shard_oracle_plamo2.py.
 
 NomicBertModel (vLLM's bert_with_rope.py): its checkpoint names onto vLLM's, Wqkv by heads of
 each third, fc12 / fc11 merged into gate_up_proj gate first: shard_oracle_nomic.py.
@@ -85,6 +88,7 @@ from shard_oracle_minicpm import minicpm, minicpm_cfg
 from shard_oracle_nomic import nomic, nomic_cfg
 from shard_oracle_ouro import ouro
 from shard_oracle_pangu_v2 import pangu_v2, pangu_v2_src
+from shard_oracle_plamo2 import plamo2
 from shard_oracle_plamo3 import plamo3
 from shard_oracle_qwen import qwen
 from shard_oracle_step3 import step3, step3_cfg, step3_src
@@ -102,7 +106,7 @@ ORACLES["TeleChatForCausalLM"] = telechat2
 # .query / .gate_proj names) skips them
 OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", "AfmoeForCausalLM",
              "DeciLMForCausalLM", "Step3TextForCausalLM", "Plamo3ForCausalLM",
-             "MiMoV2FlashForCausalLM", "PanguProMoEV2ForCausalLM"}
+             "MiMoV2FlashForCausalLM", "PanguProMoEV2ForCausalLM", "Plamo2ForCausalLM"}
 ORACLES["AfmoeForCausalLM"] = afmoe
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
@@ -111,6 +115,7 @@ ORACLES["OuroForCausalLM"] = ouro  # the early-exit gate by columns
 ORACLES["DeciLMForCausalLM"] = decilm  # per-layer kv heads and widths
 ORACLES["Step3TextForCausalLM"] = step3  # qkv_proj whole on every rank; experts: COMMON
 ORACLES["Plamo3ForCausalLM"] = plamo3  # its fused q/k/v and gate/up laid out itself
+ORACLES["Plamo2ForCausalLM"] = plamo2  # in_proj de-interleaved, q/k/v and gate/up itself
 ORACLES["MiMoV2FlashForCausalLM"] = mimo_v2  # per-layer sizes, v_head_dim; experts: COMMON
 ORACLES["PanguProMoEV2ForCausalLM"] = pangu_v2  # v_channels, the sinks by kv heads
 ORACLES["NomicBertModel"] = nomic  # onto vLLM's names, fc12 / fc11 merged gate first
