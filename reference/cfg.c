@@ -451,6 +451,21 @@ static int read_addons(ref_cfg *c, const char *arch, const char *json, size_t le
 	return rv;
 }
 
+/* The readers that lay a family's own keys over what its kind's reader set (DeepSeek-V3's
+ * reading, cfg_fam.c's glm4_moe one): openPangu-Ultra-MoE, Mistral-Large-3 (V3's keys and RoPE,
+ * the routing and llama_4_scaling), openPangu-Pro-MoE-V2. */
+static int read_after(ref_cfg *c, const char *family, const char *json, size_t len, wt_errbuf *err)
+{
+	int rv = WT_OK;
+	if (family != NULL && strcmp(family, "pangu_ultra_moe") == 0)
+		rv = ref_cfg_pangu_moe(c, json, len, err);
+	if (rv == WT_OK && c->ml3)
+		rv = ref_cfg_ml3(c, json, len, err);
+	if (rv == WT_OK && family != NULL && strcmp(family, "pangu_pro_moe_v2") == 0)
+		rv = ref_cfg_pangu_v2(c, json, len, err);
+	return rv;
+}
+
 int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char *json, size_t len,
                    wt_errbuf *err)
 {
@@ -544,12 +559,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_gemma(c, json, len, err);
 	else if (c->kind != REF_BERT)
 		rv = plain_rope(c, arch, f, json, len, err);
-	if (rv == WT_OK && family != NULL && strcmp(family, "pangu_ultra_moe") == 0)
-		rv = ref_cfg_pangu_moe(c, json, len, err);
-	if (rv == WT_OK && c->ml3) /* V3's keys and RoPE, the routing and llama_4_scaling here */
-		rv = ref_cfg_ml3(c, json, len, err);
-	if (rv == WT_OK && family != NULL && strcmp(family, "pangu_pro_moe_v2") == 0)
-		rv = ref_cfg_pangu_v2(c, json, len, err); /* after cfg_fam.c's glm4_moe reading */
+	if (rv == WT_OK)
+		rv = read_after(c, family, json, len, err);
 	if (rv == WT_OK)
 		rv = read_addons(c, arch, json, len, err);
 	return rv != WT_OK ? rv : check_reals(c, err);
