@@ -196,31 +196,15 @@ static int mv_get(const ref_cfg *c, ref_set *s, int64_t l, const mv_dims *m, boo
 	int64_t hid = c->hid, qd = m->Hl * m->d, kd = m->KVl * m->d, vdd = m->KVl * m->vd;
 	int rv;
 	w->sinks = NULL;
-	if (full) {
-		if ((rv = ref_getf(s, &w->wq, false, err, 2, qd, hid, 0, LAYER "q_proj.weight",
-		                   L)) ||
-		    (rv = ref_getf(s, &w->wk, false, err, 2, kd, hid, 0, LAYER "k_proj.weight",
-		                   L)) ||
-		    (rv = ref_getf(s, &w->wv, false, err, 2, vdd, hid, 0, LAYER "v_proj.weight",
-		                   L)) ||
-		    (rv = ref_getf(s, &w->bq, true, err, 1, qd, 0, 0, LAYER "q_proj.bias", L)) ||
-		    (rv = ref_getf(s, &w->bk, true, err, 1, kd, 0, 0, LAYER "k_proj.bias", L)) ||
-		    (rv = ref_getf(s, &w->bv, true, err, 1, vdd, 0, 0, LAYER "v_proj.bias", L)))
-			return rv;
-	} else {
-		const float *f, *fb;
-		if ((rv = ref_getf(s, &f, false, err, 2, qd + kd + vdd, hid, 0,
-		                   LAYER "qkv_proj.weight", L)) ||
-		    (rv = ref_getf(s, &fb, true, err, 1, qd + kd + vdd, 0, 0, LAYER "qkv_proj.bias",
-		                   L)))
-			return rv;
-		w->wq = f;
-		w->wk = f + qd * hid;
-		w->wv = f + (qd + kd) * hid;
-		w->bq = fb;
-		w->bk = fb ? fb + qd : NULL;
-		w->bv = fb ? fb + qd + kd : NULL;
-	}
+	ref_qkv q;
+	if ((rv = ref_get_qkv(s, l, hid, qd, kd, vdd, full, &q, err)) != WT_OK)
+		return rv;
+	w->wq = q.wq;
+	w->wk = q.wk;
+	w->wv = q.wv;
+	w->bq = q.bq;
+	w->bk = q.bk;
+	w->bv = q.bv;
 	if (m->k == 1 && c->mv_sinks &&
 	    (rv = ref_getf(s, &w->sinks, false, err, 1, m->Hl, 0, 0, LAYER "attention_sink_bias",
 	                   L)))

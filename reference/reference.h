@@ -237,6 +237,15 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 int ref_getf(ref_set *s, const float **out, bool optional, wt_errbuf *err, int nd, int64_t a,
              int64_t b, int64_t c, const char *fmt, ...) WT_PRINTF(9, 10);
 
+/* Layer l's q / k / v weights and biases under "model.layers.<l>.self_attn.": the full
+ * checkpoint's q_proj [qd, hid], k_proj [kd, hid], v_proj [vd, hid] (their biases optional), or
+ * a rank's fused qkv_proj [qd + kd + vd, hid] split in that order (its bias likewise). */
+typedef struct ref_qkv {
+	const float *wq, *wk, *wv, *bq, *bk, *bv;
+} ref_qkv;
+int ref_get_qkv(ref_set *s, int64_t l, int64_t hid, int64_t qd, int64_t kd, int64_t vd, bool full,
+                ref_qkv *o, wt_errbuf *err);
+
 /* Floats of the forward output for n_tok tokens: decoders n_tok * V logits (the decoder
  * sequence classifiers n_tok * n_labels scores, the decoder embedding models n_tok * hid
  * final hidden states);

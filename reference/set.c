@@ -408,3 +408,39 @@ int ref_getf(ref_set *s, const float **out, bool optional, wt_errbuf *err, int n
 	int64_t want[3] = {a, b, c};
 	return ref_get(s, name, nd, want, out, err);
 }
+
+#define QKV_LAYER "model.layers.%lld.self_attn."
+
+int ref_get_qkv(ref_set *s, int64_t l, int64_t hid, int64_t qd, int64_t kd, int64_t vd, bool full,
+                ref_qkv *o, wt_errbuf *err)
+{
+	long long L = (long long)l;
+	int rv;
+	if (full) {
+		if ((rv = ref_getf(s, &o->wq, false, err, 2, qd, hid, 0, QKV_LAYER "q_proj.weight",
+		                   L)) ||
+		    (rv = ref_getf(s, &o->wk, false, err, 2, kd, hid, 0, QKV_LAYER "k_proj.weight",
+		                   L)) ||
+		    (rv = ref_getf(s, &o->wv, false, err, 2, vd, hid, 0, QKV_LAYER "v_proj.weight",
+		                   L)) ||
+		    (rv =
+		         ref_getf(s, &o->bq, true, err, 1, qd, 0, 0, QKV_LAYER "q_proj.bias", L)) ||
+		    (rv =
+		         ref_getf(s, &o->bk, true, err, 1, kd, 0, 0, QKV_LAYER "k_proj.bias", L)) ||
+		    (rv = ref_getf(s, &o->bv, true, err, 1, vd, 0, 0, QKV_LAYER "v_proj.bias", L)))
+			return rv;
+		return WT_OK;
+	}
+	const float *f, *fb;
+	if ((rv = ref_getf(s, &f, false, err, 2, qd + kd + vd, hid, 0, QKV_LAYER "qkv_proj.weight",
+	                   L)) ||
+	    (rv = ref_getf(s, &fb, true, err, 1, qd + kd + vd, 0, 0, QKV_LAYER "qkv_proj.bias", L)))
+		return rv;
+	o->wq = f;
+	o->wk = f + qd * hid;
+	o->wv = f + (qd + kd) * hid;
+	o->bq = fb;
+	o->bk = fb ? fb + qd : NULL;
+	o->bv = fb ? fb + qd + kd : NULL;
+	return WT_OK;
+}

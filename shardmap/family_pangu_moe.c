@@ -41,15 +41,13 @@ static const sm_rule pangu_moe_rules[] = {
     DEEPSEEK_RULES_MOE,
 };
 
-/* OpenPanguMoEModel raises "No MOE layer found" without one: n_routed_experts must be set and
- * first_k_dense_replace below num_hidden_layers. */
-static int pangu_moe_check(const ckpt_config *c, wt_errbuf *err)
+int shardmap_pangu_moe_layers(const ckpt_config *c, const char *model, wt_errbuf *err)
 {
 	if (c->num_experts <= 0)
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: openPangu-Ultra-MoE's n_routed_experts is missing or "
-		    "0; vLLM's OpenPanguMoEModel needs MoE layers: give n_routed_experts");
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: %s's n_routed_experts is missing or 0; vLLM's "
+		                 "OpenPanguMoEModel needs MoE layers: give n_routed_experts",
+		                 model);
 	if (c->first_k_dense_replace >= c->num_hidden_layers)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: first_k_dense_replace %" PRId64
@@ -57,6 +55,15 @@ static int pangu_moe_check(const ckpt_config *c, wt_errbuf *err)
 		                 " layers MoE; vLLM's OpenPanguMoEModel raises \"No MOE layer "
 		                 "found\": give first_k_dense_replace below num_hidden_layers",
 		                 c->first_k_dense_replace, c->num_hidden_layers);
+	return WT_OK;
+}
+
+/* The MoE layers, then MLA's dims. */
+static int pangu_moe_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = shardmap_pangu_moe_layers(c, "openPangu-Ultra-MoE", err);
+	if (rv != WT_OK)
+		return rv;
 	if (c->kv_lora_rank <= 0 || c->qk_nope_head_dim <= 0 || c->qk_rope_head_dim <= 0 ||
 	    c->v_head_dim <= 0)
 		return wt_seterr(err, WT_ECORRUPT,

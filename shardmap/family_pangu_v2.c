@@ -22,7 +22,6 @@
  * - input_layernorm / post_attention_layernorm, and with sandwich_norm pre_mlp_layernorm /
  *   post_mlp_layernorm, replicated. Layers past num_hidden_layers (MTP) dropped.
  */
-#include <inttypes.h>
 
 #include "shardmap/family_rules.h"
 
@@ -60,19 +59,7 @@ static const sm_rule pangu_v2_rules[] = {
 /* OpenPanguMoEModel raises "No MOE layer found" without one. */
 static int pangu_v2_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (c->num_experts <= 0)
-		return wt_seterr(
-		    err, WT_ECORRUPT,
-		    "config.json: openPangu-Pro-MoE-V2's n_routed_experts is 0; "
-		    "vLLM's OpenPanguMoEModel needs MoE layers: give n_routed_experts");
-	if (c->first_k_dense_replace >= c->num_hidden_layers)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: first_k_dense_replace %" PRId64
-		                 " leaves none of the %" PRId64
-		                 " layers MoE; vLLM's OpenPanguMoEModel raises \"No MOE layer "
-		                 "found\": give first_k_dense_replace below num_hidden_layers",
-		                 c->first_k_dense_replace, c->num_hidden_layers);
-	return WT_OK;
+	return shardmap_pangu_moe_layers(c, "openPangu-Pro-MoE-V2", err);
 }
 
 static const char *const pangu_v2_archs[] = {"PanguProMoEV2ForCausalLM", NULL};

@@ -290,6 +290,10 @@ int shardmap_check_head_quotient(const ckpt_config *c, const char *hid, const ch
 /* A classifier's labels (c->rob_num_labels, the loader's num_labels): at least one, else
  * WT_ECORRUPT naming id2label and head, the tensor that needs them (family_seqcls.c). */
 int shardmap_check_labels(const ckpt_config *c, const char *head, wt_errbuf *err);
+/* vLLM's OpenPanguMoEModel raises "No MOE layer found" without one: n_routed_experts must be
+ * set and first_k_dense_replace below num_hidden_layers (model names the release in the
+ * message; family_pangu_moe.c). */
+int shardmap_pangu_moe_layers(const ckpt_config *c, const char *model, wt_errbuf *err);
 /* layer_types of a hybrid sliding-window family (Cohere2, OLMo 3, EXAONE 4.0, SmolLM3; fam names it
  * in the refusal): one entry per layer, each "sliding_attention" or "full_attention";
  * absent is fine (the config class builds them) (family_cohere.c). */
