@@ -142,7 +142,10 @@ int config_pangu_flags(json_t *root, ckpt_config *c, wt_errbuf *err)
 	bool v2 = strcmp(mt, "PanguProMoEV2") == 0;
 	int rv = WT_OK;
 	c->router_expert_bias = false;
-	if (v2 || strcmp(mt, "pangu_ultra_moe") == 0)
+	c->sink_number = 0;
+	if (v2) /* its presence and range are config_pangu_v2.c's */
+		rv = config_get_int(root, "param_sink_number", 0, 0, &c->sink_number, err);
+	if (rv == WT_OK && (v2 || strcmp(mt, "pangu_ultra_moe") == 0))
 		rv = config_get_bool(root, "sandwich_norm", false, &c->sandwich_norm, err);
 	if (rv == WT_OK && v2)
 		rv = config_get_bool(root, "router_enable_expert_bias", false,

@@ -90,6 +90,9 @@ typedef struct ckpt_config {
 	/* openPangu-Pro-MoE-V2's router_enable_expert_bias (mlp.e_score_correction_bias); read
 	 * for model_type PanguProMoEV2 only, false if absent */
 	bool router_expert_bias;
+	/* openPangu-Pro-MoE-V2's param_sink_number, the rows of param_sink_key / _value (read for
+	 * model_type PanguProMoEV2 only, 0 otherwise) */
+	int64_t sink_number;
 	/* Falcon's LayerNorms (model_type falcon only; 0 otherwise): 1 one input_layernorm
 	 * before the parallel attention and MLP, 2 ln_attn and ln_mlp (new_decoder_architecture),
 	 * 3 input_layernorm and post_attention_layernorm (parallel_attn false: sequential) */

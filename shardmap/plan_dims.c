@@ -482,6 +482,7 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->qk_nope_dim = c->qk_nope_head_dim;
 	d->qk_rope_dim = c->qk_rope_head_dim;
 	d->v_head_dim = c->v_head_dim;
+	d->n_sinks = c->sink_number;
 	d->vis_depth = c->v_depth;
 	d->vis_heads = c->v_num_heads;
 	mixer_dims(x, d);

@@ -213,6 +213,9 @@ static bool fused_dim_value(const sm_dims *d, int sym, int64_t *v)
 	case SM_D_VHD:
 		*v = d->v_head_dim > 0 ? d->v_head_dim : d->head_dim;
 		return true;
+	case SM_D_SINKS:
+		*v = d->n_sinks;
+		return true;
 	default:
 		return false;
 	}

@@ -190,9 +190,10 @@ typedef enum {
 	SM_D_G3NLP,
 	SM_D_G3NLR,
 	SM_D_G3NVP,
-	SM_D_KV2, /* 2 * KV * d: TeleChat2's key_value rows ([KV, 2, d]) */
-	SM_D_KVV, /* KV * v_head_dim (d when unset): v_proj rows of a qkv_v_head_dim family */
-	SM_D_VHD, /* v_head_dim (d when unset): openPangu's param_sink_value columns */
+	SM_D_KV2,   /* 2 * KV * d: TeleChat2's key_value rows ([KV, 2, d]) */
+	SM_D_KVV,   /* KV * v_head_dim (d when unset): v_proj rows of a qkv_v_head_dim family */
+	SM_D_VHD,   /* v_head_dim (d when unset): openPangu's param_sink_value columns */
+	SM_D_SINKS, /* param_sink_number: openPangu's param_sink_key / _value rows */
 	SM_D_COUNT_
 } sm_dim;
 

@@ -424,6 +424,12 @@ static void test_pv2_shapes(void **state)
 	tm_remove(m, SK);
 	tm_add(m, SK, WT_DTYPE_INVALID, 3, NS, 2, HD);
 	fx_refused(m, pv2_cfg(cfg, sizeof(cfg), PV_ALL, NULL, ""), WT_ESHAPE, "param_sink_key", "");
+	/* more sink rows than param_sink_number (vLLM's parameter is [param_sink_number, KV, d]):
+	 * refused, not cut into that many pieces */
+	m = tm_pv2(PV_ALL);
+	tm_remove(m, SK);
+	tm_add(m, SK, WT_DTYPE_INVALID, 3, NS + 1, KVH, HD);
+	fx_refused(m, pv2_cfg(cfg, sizeof(cfg), PV_ALL, NULL, ""), WT_ESHAPE, "param_sink_key", "");
 	m = tm_pv2(PV_ALL);
 	tm_remove(m, ATT "v_proj.weight");
 	tm_lin(m, ATT "v_proj.weight", KVH * HD, HID, 0);
