@@ -572,6 +572,15 @@ static void test_sigterm(void **state)
 	    __atomic_load_n(&fa.canceled, __ATOMIC_RELAXED), exited,
 	    (unsigned long long)((common_now_ns() - t0) / 1000000), status);
 	if (!exited) {
+		/* where it is stuck, where gdb is installed (the daemon bounds its own
+		 * stop: stopbound.c; this names the place if that ever fails) */
+		char cmd[200];
+		snprintf(cmd, sizeof(cmd),
+		         "command -v gdb >/dev/null && timeout 60 gdb -p %d -batch -ex "
+		         "'thread apply all bt' 2>&1 | grep -E '^(Thread|#)'",
+		         (int)pid);
+		if (system(cmd) != 0)
+			printf("(no stacks: gdb is not installed)\n");
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 	}

@@ -181,6 +181,22 @@ static void announce(wd_server *srv, const char *ready_file)
 		WT_LOG(WT_LOG_ERR, "ready_file: %s", err.msg);
 }
 
+/* What a stop leaves behind once the cache is closed (wd_stop): the log line,
+ * the pid file, the ready file. Before the socket close, which can hang. */
+typedef struct stop_ctx {
+	const wd_config *cfg;
+	int pid_fd;
+} stop_ctx;
+
+static void stopped(void *arg, size_t left)
+{
+	stop_ctx *sc = arg;
+	WT_LOG(WT_LOG_NOTICE, "stopped%s", left ? " (abandoned requests at the deadline)" : "");
+	wd_pidfile_release(sc->cfg->pid_file, sc->pid_fd);
+	if (sc->cfg->ready_file[0] != '\0')
+		unlink(sc->cfg->ready_file);
+}
+
 int main(int argc, char **argv)
 {
 	switch (wd_config_cli_action(argc, argv)) {
@@ -262,14 +278,10 @@ int main(int argc, char **argv)
 	pthread_mutex_destroy(&rl.lk);
 	WT_LOG(WT_LOG_NOTICE, "%s: draining (up to %llu ms)", sig == SIGINT ? "SIGINT" : "SIGTERM",
 	       (unsigned long long)cfg.drain_timeout_ms);
-	/* the drain, then a last bound on the close (its socket close can hang) */
-	wd_stop_bound_arm(cfg.drain_timeout_ms + WD_STOP_SLACK_MS, 1);
-	size_t left = wd_server_close(srv);
-	wd_stop_bound_disarm();
-	WT_LOG(WT_LOG_NOTICE, "stopped%s", left ? " (abandoned requests at the deadline)" : "");
-	wd_pidfile_release(cfg.pid_file, pid_fd);
-	if (cfg.ready_file[0] != '\0')
-		unlink(cfg.ready_file);
+	/* the drain, the clean-up, then the socket close, each bounded (the
+	 * socket's close can hang: stopbound.c) */
+	stop_ctx sc = {.cfg = &cfg, .pid_fd = pid_fd};
+	wd_stop(srv, cfg.drain_timeout_ms, stopped, &sc);
 	wd_config_free(&cfg);
 	return 0;
 }

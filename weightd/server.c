@@ -497,10 +497,12 @@ void wd_server_cancel_opens(wd_server *s)
 		wd_models_cancel_opens(s->models);
 }
 
-size_t wd_server_close(wd_server *s)
+size_t wd_server_drain(wd_server *s)
 {
 	if (s == NULL)
 		return 0;
+	if (s->drained)
+		return s->drain_left;
 	size_t left = 0;
 	wd_metrics_stop(s); /* before anything it reads goes away */
 	/* opens in progress (a registration, a new revision) end at their next
@@ -540,11 +542,43 @@ size_t wd_server_close(wd_server *s)
 	wd_bulk_stop(s); /* its requests in service run on the pool */
 	wd_pool_destroy(s->pool);
 	wd_pool_destroy(s->admin_pool); /* after the data pool: its jobs may queue here */
-	wd_registry_stop(s);            /* after the admin pool: its jobs wait on these */
+	s->pool = s->admin_pool = NULL;
+	wd_registry_stop(s); /* after the admin pool: its jobs wait on these */
 	wd_pipes_stop(s);
-	if (s->sock_open) {
+	if (s->sock_open)
 		drain_wait(s, 1000); /* replies being sent to slow peers: a last moment */
-		/* 4. close: what is still pending completes with NNG_ECLOSED. Stop every
+	/* 4. close what is ours, before the socket: an nng callback from here on
+	 * only answers "shutting down" or recycles a context after a send, and
+	 * nng 1.5.2's socket close can wait forever (stopbound.c), so the cache is
+	 * closed, not only crash-safe, whatever that close does */
+	wd_watch_free(s);
+	wd_flights_destroy(s->flights);
+	wd_lives_destroy(s->lives); /* before the budget: entries may hold buffers */
+	wd_wbudget_destroy(s->wbudget);
+	wd_peers_close(s->peers);
+	wd_models_close(s->models);
+	cache_close(s->cache);
+	s->flights = NULL;
+	s->lives = NULL;
+	s->wbudget = NULL;
+	s->peers = NULL;
+	s->models = NULL;
+	s->cache = NULL;
+	s->drained = true;
+	s->drain_left = left;
+	return left;
+}
+
+size_t wd_server_close(wd_server *s)
+{
+	if (s == NULL)
+		return 0;
+	size_t left = wd_server_drain(s);
+	const wd_faults *f = atomic_load(&s->faults);
+	if (f != NULL && f->before_socket_close != NULL)
+		f->before_socket_close(f->ctx);
+	if (s->sock_open) {
+		/* 5. close: what is still pending completes with NNG_ECLOSED. Stop every
 		 * context's aio and close the contexts first, then the socket. */
 		for (size_t i = 0; i < s->n_reqs; i++) {
 			if (s->reqs[i].aio == NULL)
@@ -555,7 +589,7 @@ size_t wd_server_close(wd_server *s)
 		wd_pipes_close_all(s);
 		nng_close(s->sock);
 	}
-	/* 5. wait for every aio callback, then free */
+	/* 6. wait for every aio callback, then free */
 	for (size_t i = 0; i < s->n_reqs; i++) {
 		wd_req *r = &s->reqs[i];
 		if (r->aio != NULL) {
@@ -573,13 +607,6 @@ size_t wd_server_close(wd_server *s)
 	free(s->lst);
 	free(s->reqs);
 	free(s->pipes);
-	wd_watch_free(s);
-	wd_flights_destroy(s->flights);
-	wd_lives_destroy(s->lives); /* before the budget: entries may hold buffers */
-	wd_wbudget_destroy(s->wbudget);
-	wd_peers_close(s->peers);
-	wd_models_close(s->models);
-	cache_close(s->cache);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->lk);
 	pthread_mutex_destroy(&s->authlog_lk);

@@ -173,6 +173,9 @@ typedef struct wd_faults {
 	/* Called by a REGISTER of uri after its reach check (step 1) and after
 	 * its source check (step 2): tests swap the folder meanwhile. NULL = none. */
 	void (*register_step)(void *ctx, const char *uri, int step);
+	/* Called by wd_server_close after the drain, before the socket close: a
+	 * test stands in for nng 1.5.2's close that never returns. NULL = none. */
+	void (*before_socket_close)(void *ctx);
 	void *ctx;
 } wd_faults;
 
@@ -199,6 +202,8 @@ struct wd_server {
 	char server_id[WD_SERVER_ID_MAX + 1];
 	pthread_mutex_t lk;
 	pthread_cond_t cv;
+	bool drained;      /* wd_server_drain ran (its count: drain_left); the closing thread's */
+	size_t drain_left; /* requests it abandoned at the drain's deadline */
 	/* fields below guarded by lk */
 	bool start_stopped; /* wd_server_stop_start: the start ends, WT_ECANCELED */
 	bool draining;

@@ -246,24 +246,45 @@ const char *wd_server_url(const wd_server *s, size_t i);
 unsigned wd_server_metrics_port(const wd_server *s);
 
 /*
- * Drain and close: stop accepting requests, let the in-flight ones finish
- * (bounded by cfg->drain_timeout_ms), close the socket, the pool, the models
- * and the cache. Returns the number of requests abandoned at the deadline.
- * NULL is a no-op.
+ * The first half of a stop, everything but the socket: stop accepting requests,
+ * let the in-flight ones finish (bounded by cfg->drain_timeout_ms), run out the
+ * pools, and close the models and the cache. Replies still being sent go on;
+ * requests arriving meanwhile get WT_ECANCELED. Returns the number of requests
+ * abandoned at the deadline; a second call returns the first's count. NULL is
+ * a no-op.
+ */
+size_t wd_server_drain(wd_server *s);
+/*
+ * Drain (wd_server_drain, unless done already) and close: the socket, its
+ * contexts and connections, then free s. Returns the drain's count. NULL is a
+ * no-op.
  */
 size_t wd_server_close(wd_server *s);
 /*
- * A bound on a stop (stopbound.c), for a daemon's main around wd_server_close:
- * unless wd_stop_bound_disarm() is called within ms, a thread logs an error and
- * ends the process with _exit(code) (nng 1.5.2's socket close has been seen to
- * wait forever; the cache is crash-safe). One per process: a second arm is
- * WT_EINVAL. Disarming an unarmed bound is a no-op.
+ * A bound on a stop (stopbound.c), for a daemon's main around wd_server_drain
+ * and wd_server_close: unless wd_stop_bound_disarm() is called within ms, a
+ * thread logs that `what` did not finish and ends the process with _exit(code)
+ * (nng 1.5.2's socket close has been seen to wait forever; the cache is
+ * crash-safe, and closed once the drain returned). One armed at a time: a
+ * second arm is WT_EINVAL. Disarming an unarmed bound is a no-op. `what` is
+ * borrowed until the disarm.
  */
-int wd_stop_bound_arm(uint64_t ms, int code);
-/* What a main allows the close beyond drain_timeout_ms (pools, pipes, nng, RocksDB):
- * it takes well under a second when nothing hangs. */
+int wd_stop_bound_arm(uint64_t ms, int code, const char *what);
+/* What a main allows the drain beyond drain_timeout_ms (pools, RocksDB): it
+ * takes well under a second when nothing hangs. */
 #define WD_STOP_SLACK_MS 30000
+/* What a main allows the socket close after the drain (status 0 past it: the
+ * stop is done by then, nothing served, every shard closed on disk). */
+#define WD_SOCKET_CLOSE_MS 3000
 void wd_stop_bound_disarm(void);
+/*
+ * A daemon's stop, each part under its bound: wd_server_drain (status 1 past
+ * drain_ms + WD_STOP_SLACK_MS), then stopped(ctx, left) (the caller's clean-up:
+ * its pid file, its ready file, a log line; NULL for none), then
+ * wd_server_close (status 0 past WD_SOCKET_CLOSE_MS). Returns the drain's
+ * count. Uses the one stop bound: none may be armed.
+ */
+size_t wd_stop(wd_server *s, uint64_t drain_ms, void (*stopped)(void *ctx, size_t left), void *ctx);
 /* The first step of a stop, callable from any thread before wd_server_close:
  * every model open in progress (a rescan's, a registration's) ends at its
  * next block, and no model opens again. */

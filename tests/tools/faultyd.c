@@ -61,9 +61,7 @@ int main(int argc, char **argv)
 	        wd_server_url(srv, 0), (unsigned long long)faults.corrupt_chunk);
 	int sig = 0;
 	sigwait(&set, &sig);
-	wd_stop_bound_arm(cfg.drain_timeout_ms + WD_STOP_SLACK_MS, 1); /* as weightd's main */
-	wd_server_close(srv);
-	wd_stop_bound_disarm();
+	wd_stop(srv, cfg.drain_timeout_ms, NULL, NULL); /* as weightd's main */
 	wd_config_free(&cfg);
 	return 0;
 }
