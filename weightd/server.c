@@ -530,6 +530,14 @@ size_t wd_server_drain(wd_server *s)
 			WT_LOG(WT_LOG_WARNING,
 			       "drain: %zu requests still running after %llu ms; canceling them",
 			       left, (unsigned long long)drain_ms);
+		pthread_mutex_lock(&s->lk);
+		size_t armed = s->n_reqs - s->idle - s->busy; /* canceled, not completed */
+		pthread_mutex_unlock(&s->lk);
+		if (armed > 0)
+			WT_LOG(WT_LOG_WARNING,
+			       "drain: %zu canceled receives not completed after %llu ms (nng); "
+			       "closing the socket anyway",
+			       armed, (unsigned long long)drain_ms);
 	}
 	/* productions still running (for those requests, or behind cut-through
 	 * replies already sent) stop at their next tensor, and a read of a slow
