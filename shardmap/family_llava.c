@@ -36,6 +36,7 @@
  * LLaVA with a SigLIP tower (vision_config.model_type siglip_vision_model; the siglip_tower
  * table shardmap_family_for picks): LLaVA's language model, projector and layouts, the tower as
  * LLaVA-OneVision's below (init_vision_tower_for_llava builds SiglipVisionModel the same way).
+ * LLaVA-NeXT likewise (llava_next_siglip: its image_newline and layouts).
  * MantisForConditionalGeneration and TarsierForConditionalGeneration take LLaVA's tables
  * (llava_archs); Tarsier refuses the >= 4.52 layout and a Pixtral tower and checks its
  * split-token ids.
@@ -285,6 +286,19 @@ static const sm_rule llava_siglip_rules[] = {
     LV_RULES_PROJ,
 };
 
+/* LLaVA-NeXT with a SigLIP tower: vLLM's llava_next.py builds its tower with
+ * init_vision_tower_for_llava too; LLaVA-NeXT's table (image_newline) on LLaVA's SigLIP tower. */
+static const sm_rule llava_next_siglip_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULES_SIGLIP_TOWER(LV_VT),
+    LV_RULES_PROJ,
+    SM_RULE("image_newline", "image_newline", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID,
+            SM_D_ANY),
+};
+
 /* vision_config a SigLIP tower whose heads split its width; LLaVA's language model; one
  * feature layer within the tower; Tarsier's split tokens. */
 static int llava_siglip_check(const ckpt_config *c, wt_errbuf *err)
@@ -432,6 +446,20 @@ const sm_family shardmap_family_llava = {
     .check_extra = tarsier_layout,
 };
 
+static const sm_family llava_next_siglip = {
+    .name = "llava_next",
+    .archs = llava_next_archs,
+    .rules = llava_next_siglip_rules,
+    .n_rules = SM_NRULES(llava_next_siglip_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = llava_siglip_check,
+    .aliases = llava_next_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .drop_canon = onevision_drop,
+    .keep_float = shardmap_siglip_tower_float,
+};
+
 const sm_family shardmap_family_llava_next = {
     .name = "llava_next",
     .archs = llava_next_archs,
@@ -444,6 +472,7 @@ const sm_family shardmap_family_llava_next = {
     .vision_siglip = true,
     .clip = true,
     .drop_canon = llava_drop,
+    .siglip_tower = &llava_next_siglip,
 };
 
 const sm_family shardmap_family_llava_onevision = {

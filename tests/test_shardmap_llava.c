@@ -658,6 +658,54 @@ static void test_siglip_tower(void **state)
 	lv_siglip_tower = false;
 }
 
+/* LLaVA-NeXT on a SigLIP tower (vLLM's llava_next.py builds it with init_vision_tower_for_llava):
+ * LLaVA's SigLIP-tower cut plus image_newline whole, both layouts the same bytes. */
+static void test_next_siglip(void **state)
+{
+	(void)state;
+	lv_siglip_tower = true;
+	static const char cfg_nsig[] =
+	    CFG_NEXT("") ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"" VISION_KEYS
+	                 "}}";
+	static const char cfg_sig[] = SIG_CFG("LlavaForConditionalGeneration", "");
+	for (uint32_t T = 2; T <= 4; T *= 2) {
+		fx a, b, c;
+		fx_open(&a, next_model(LAY_V450, true), cfg_nsig, T, 1, 0, true);
+		fx_open(&b, next_model(LAY_HF5, true), cfg_nsig, T, 1, 0, true);
+		fx_open(&c, lv_model(LAY_V450, true, 3), cfg_sig, T, 1, 0, true);
+		for (uint32_t r = 0; r < T; r++) {
+			for (int blk = 0; blk < 2; blk++)
+				fx_vit_block(&a, T, r, VB, blk, VE, VI);
+			assert_int_equal(
+			    tm_ix(a.p, r, VT "encoder.layers.2.self_attn.qkv_proj.weight"), -1);
+			assert_int_equal(tm_ix(a.p, r, VT "embeddings.class_embedding"), -1);
+			repl(&a, r, VT "embeddings.patch_embedding.bias");
+			repl(&a, r, "image_newline");
+			int64_t hl = HID / T;
+			rows_at(&a, r, PJ "linear_1.weight", 0, PJ "linear_1.weight", r * hl, hl);
+			same_rank(&a, &b, r, NULL);
+			assert_int_equal(shardmap_rank_n_tensors(a.p, r),
+			                 shardmap_rank_n_tensors(c.p, r) + 1);
+		}
+		assert_true(fx_skipped(&b, "model." VT "post_layernorm.weight") &&
+		            fx_skipped(&a, VT "encoder.layers.2.mlp.fc1.weight"));
+		fx_close(&a);
+		fx_close(&b);
+		fx_close(&c);
+	}
+	/* int8-channel: SiglipMLP's fc1 / fc2 of the 32-wide tower and image_newline kept */
+	static const char *const keep[] = {VT "encoder.layers.0.mlp.fc1.weight",
+	                                   VT "encoder.layers.1.mlp.fc2.weight", "image_newline"};
+	static const char *const quant[] = {VT "encoder.layers.0.self_attn.qkv_proj.weight",
+	                                    PJ "linear_1.weight", PJ "linear_2.weight"};
+	fx f;
+	fx_open_quant(&f, next_model(LAY_V450, true), cfg_nsig, 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(keep), FX_N(quant));
+	fx_close(&f);
+	fx_refused(next_model(LAY_V450, false), cfg_nsig, WT_ENOTFOUND, "image_newline", "");
+	lv_siglip_tower = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -666,7 +714,7 @@ int main(void)
 	    cmocka_unit_test(test_coverage),         cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_errors),           cmocka_unit_test(test_next),
 	    cmocka_unit_test(test_next_errors),      cmocka_unit_test(test_mantis_tarsier),
-	    cmocka_unit_test(test_siglip_tower),
+	    cmocka_unit_test(test_siglip_tower),     cmocka_unit_test(test_next_siglip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
