@@ -36,7 +36,8 @@
  * LLaVA with a SigLIP tower (vision_config.model_type siglip_vision_model; the siglip_tower
  * table shardmap_family_for picks): LLaVA's language model, projector and layouts, the tower as
  * LLaVA-OneVision's below (init_vision_tower_for_llava builds SiglipVisionModel the same way).
- * LLaVA-NeXT likewise (llava_next_siglip: its image_newline and layouts).
+ * LLaVA-NeXT and LLaVA-NeXT-Video likewise (llava_next_siglip, llava_next_video_siglip: their
+ * image_newline, projector and layouts).
  * MantisForConditionalGeneration and TarsierForConditionalGeneration take LLaVA's tables
  * (llava_archs); Tarsier refuses the >= 4.52 layout and a Pixtral tower and checks its
  * split-token ids.
@@ -154,9 +155,7 @@ static int llava_check_as(const ckpt_config *c, const char *who, wt_errbuf *err)
 		            strcmp(c->architecture, "MantisForConditionalGeneration") == 0
 		        ? ", a SigLIP one (siglip_vision_model) or a Pixtral one (pixtral: "
 		          "pixtral-12b)"
-		    : strcmp(c->architecture, "TarsierForConditionalGeneration") == 0
-		        ? " or a SigLIP one (siglip_vision_model)"
-		        : "",
+		        : " or a SigLIP one (siglip_vision_model)",
 		    c->architecture);
 	if ((rv = llava_check_text(c, err)) != WT_OK)
 		return rv;
@@ -300,8 +299,8 @@ static const sm_rule llava_next_siglip_rules[] = {
 };
 
 /* vision_config a SigLIP tower whose heads split its width; LLaVA's language model; one
- * feature layer within the tower; Tarsier's split tokens. */
-static int llava_siglip_check(const ckpt_config *c, wt_errbuf *err)
+ * feature layer within the tower (who: the projector that reads it). */
+static int siglip_check_as(const ckpt_config *c, const char *who, wt_errbuf *err)
 {
 	int rv;
 	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
@@ -311,8 +310,13 @@ static int llava_siglip_check(const ckpt_config *c, wt_errbuf *err)
 	sm_vis_geom g;
 	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
 		return rv;
-	rv = shardmap_vision_feature(c, &g, "vLLM's LlavaMultiModalProjector",
-	                             "linear_1 vision_config.hidden_size", "-2", err);
+	return shardmap_vision_feature(c, &g, who, "linear_1 vision_config.hidden_size", "-2", err);
+}
+
+/* LLaVA's (and LLaVA-NeXT's) SigLIP checks; Tarsier's split tokens. */
+static int llava_siglip_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = siglip_check_as(c, "vLLM's LlavaMultiModalProjector", err);
 	return rv == WT_OK && is_tarsier(c) ? tarsier_check_ids(c, err) : rv;
 }
 
@@ -359,12 +363,28 @@ static bool next_video_drop(const ckpt_config *c, const char *cn)
 	return strcmp(cn, "image_newline") == 0 || llava_drop(c, cn);
 }
 
-/* LLaVA's checks; the resampler a pooling vLLM builds (average / max: no weights) */
-static int next_video_check(const ckpt_config *c, wt_errbuf *err)
+/* LLaVA-NeXT-Video with a SigLIP tower (llava_next_video.py builds it with
+ * init_vision_tower_for_llava too): the same table on LLaVA's SigLIP tower. */
+static const sm_rule llava_next_video_siglip_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULES_SIGLIP_TOWER(LV_VT),
+    OV_REPL(LV_P "linear_1.weight", 2, SM_D_HID, SM_D_VE),
+    OV_BIAS(LV_P "linear_1.bias"),
+    OV_REPL(LV_P "linear_2.weight", 2, SM_D_HID, SM_D_HID),
+    OV_BIAS(LV_P "linear_2.bias"),
+};
+
+static bool next_video_siglip_drop(const ckpt_config *c, const char *cn)
 {
-	int rv = llava_check_as(c, "vLLM's LlavaNextMultiModalProjector", err);
-	if (rv != WT_OK)
-		return rv;
+	return strcmp(cn, "image_newline") == 0 || onevision_drop(c, cn);
+}
+
+/* the resampler a pooling vLLM builds (average / max: no weights) */
+static int next_video_pool(const ckpt_config *c, wt_errbuf *err)
+{
 	if (strcmp(c->v_pool_mode, "average") != 0 && strcmp(c->v_pool_mode, "max") != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: spatial_pool_mode '%s': vLLM's LlavaNextVideoPooler "
@@ -372,6 +392,19 @@ static int next_video_check(const ckpt_config *c, wt_errbuf *err)
 		                 "resampler's vision_resampler.pool.* it cannot load)",
 		                 c->v_pool_mode);
 	return WT_OK;
+}
+
+/* LLaVA's checks and the pooling */
+static int next_video_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = llava_check_as(c, "vLLM's LlavaNextMultiModalProjector", err);
+	return rv == WT_OK ? next_video_pool(c, err) : rv;
+}
+
+static int next_video_siglip_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = siglip_check_as(c, "vLLM's LlavaNextMultiModalProjector", err);
+	return rv == WT_OK ? next_video_pool(c, err) : rv;
 }
 
 /* MantisForConditionalGeneration is vLLM's LlavaForConditionalGeneration with Mantis' processor;
@@ -489,6 +522,20 @@ const sm_family shardmap_family_llava_onevision = {
     .keep_float = shardmap_siglip_tower_float,
 };
 
+static const sm_family llava_next_video_siglip = {
+    .name = "llava_next_video",
+    .archs = llava_next_video_archs,
+    .rules = llava_next_video_siglip_rules,
+    .n_rules = SM_NRULES(llava_next_video_siglip_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = next_video_siglip_check,
+    .aliases = llava_next_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .drop_canon = next_video_siglip_drop,
+    .keep_float = shardmap_siglip_tower_float,
+};
+
 const sm_family shardmap_family_llava_next_video = {
     .name = "llava_next_video",
     .archs = llava_next_video_archs,
@@ -501,4 +548,5 @@ const sm_family shardmap_family_llava_next_video = {
     .vision_siglip = true,
     .clip = true,
     .drop_canon = next_video_drop,
+    .siglip_tower = &llava_next_video_siglip,
 };

@@ -63,6 +63,10 @@ static const struct {
     {PJ "linear_2.bias", HID, 0},
 };
 
+/* nv_model's tower: CLIP's (class embedding, pre_layrnorm) unless nv_siglip is set (SigLIP's:
+ * a patch bias, no class token). */
+static bool nv_siglip;
+
 /* The Llama language model (lm_head when asked), then unless LAY_TEXT the CLIP tower of
  * `blocks` blocks with post_layernorm, the projector and image_newline, all in layout y. */
 static tm_model *nv_model(lay y, bool lm_head, int blocks)
@@ -88,7 +92,7 @@ static tm_model *nv_model(lay y, bool lm_head, int blocks)
 		mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	mm_add_vit(m, y, true, VE, VI, VNP, blocks);
+	mm_add_vit(m, y, !nv_siglip, VE, VI, nv_siglip ? VNP - 1 : VNP, blocks);
 	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
 		mm_add(m, y, proj[k].name, proj[k].n, proj[k].k);
 	mm_add(m, y, "image_newline", HID, 0);
@@ -311,11 +315,12 @@ static void test_errors(void **state)
 	               "heads\":3,\"num_hidden_layers\":3,\"image_size\":8,\"patch_size\":2");
 	fx_refused(nv_model(LAY_V450, true, 3), cfg3h, WT_ECORRUPT,
 	           "num_attention_heads 3 does not divide hidden_size 32", "");
-	/* a SigLIP tower, another language model, no tower, no text model */
-	static const char cfg_sig[] =
-	    CFG_HEAD("", "llama", "") VISION_CFG("siglip_vision_model", VISION_KEYS("3"));
-	fx_refused(nv_model(LAY_V450, true, 3), cfg_sig, WT_EUNSUPPORTED,
-	           "vision_config.model_type 'siglip_vision_model'", "clip_vision_model");
+	/* another tower (a SigLIP one is served: test_siglip_tower), another language model, no
+	 * tower, no text model */
+	static const char cfg_id[] =
+	    CFG_HEAD("", "llama", "") VISION_CFG("idefics3_vision", VISION_KEYS("3"));
+	fx_refused(nv_model(LAY_V450, true, 3), cfg_id, WT_EUNSUPPORTED,
+	           "vision_config.model_type 'idefics3_vision'", "or a SigLIP one");
 	static const char cfg_qw[] = CFG_HEAD("", "qwen2", "") CLIP("3");
 	fx_refused(nv_model(LAY_V450, true, 3), cfg_qw, WT_EUNSUPPORTED,
 	           "text_config.model_type 'qwen2'", "llama or mistral");
@@ -333,13 +338,70 @@ static void test_errors(void **state)
 	fx_refused(m, cfg_nv, WT_EUNSUPPORTED, "video_newline", "");
 }
 
+/* A SigLIP tower (llava_next_video.py builds its tower with init_vision_tower_for_llava: CLIP,
+ * SigLIP or Pixtral): SiglipVisionModel up to the feature layer, cut as LLaVA's SigLIP tower; the
+ * projector whole and never quantized, image_newline skipped, as with CLIP; both layouts. */
+static void test_siglip_tower(void **state)
+{
+	(void)state;
+	nv_siglip = true;
+	static const char cfg_sig[] =
+	    CFG_HEAD("", "llama", "") VISION_CFG("siglip_vision_model", VISION_KEYS("3"));
+	for (uint32_t T = 2; T <= 4; T *= 2) {
+		fx a, b;
+		fx_open(&a, nv_model(LAY_V450, true, 3), cfg_sig, T, 1, 0, true);
+		fx_open(&b, nv_model(LAY_HF5, true, 3), cfg_sig, T, 1, 0, true);
+		for (uint32_t r = 0; r < T; r++) {
+			for (int blk = 0; blk < 2; blk++)
+				fx_vit_block(&a, T, r, VB, blk, VE, VI);
+			assert_int_equal(
+			    tm_ix(a.p, r, VT "encoder.layers.2.self_attn.qkv_proj.weight"), -1);
+			assert_int_equal(tm_ix(a.p, r, VT "embeddings.class_embedding"), -1);
+			assert_int_equal(tm_ix(a.p, r, "image_newline"), -1);
+			static const char *const rep[] = {VT "embeddings.patch_embedding.weight",
+			                                  VT "embeddings.patch_embedding.bias",
+			                                  VT "embeddings.position_embedding.weight",
+			                                  PJ "linear_1.weight",
+			                                  PJ "linear_1.bias",
+			                                  PJ "linear_2.weight",
+			                                  PJ "linear_2.bias"};
+			for (size_t j = 0; j < sizeof(rep) / sizeof(rep[0]); j++)
+				repl(&a, r, rep[j]);
+			fx_same_rank(&a, &b, r, NULL);
+			/* 2 blocks x 12, the embeddings' 3, the projector's 4, the LM's 6 + 3 */
+			assert_int_equal(shardmap_rank_n_tensors(a.p, r), 2 * 12 + 3 + 4 + 6 + 3);
+		}
+		assert_true(fx_skipped(&a, VT "post_layernorm.weight") &&
+		            fx_skipped(&a, "image_newline") &&
+		            fx_skipped(&b, "model." VT "encoder.layers.2.mlp.fc1.weight"));
+		fx_close(&a);
+		fx_close(&b);
+	}
+	/* int8-channel: SiglipMLP's fc1 / fc2 of the 32-wide tower and the projector kept */
+	static const char *const keep[] = {VT "encoder.layers.0.mlp.fc1.weight",
+	                                   VT "encoder.layers.1.mlp.fc2.weight",
+	                                   PJ "linear_1.weight", PJ "linear_2.weight"};
+	static const char *const quant[] = {VT "encoder.layers.0.self_attn.qkv_proj.weight",
+	                                    LM "layers.0.mlp.gate_up_proj.weight"};
+	fx f;
+	fx_open_quant(&f, nv_model(LAY_V450, true, 3), cfg_sig, 2, WT_QUANT_INT8_CHANNEL, WT_BF16,
+	              FX_N(keep), FX_N(quant));
+	fx_close(&f);
+	/* the pooling is checked on this table too */
+	static const char conv[] = CFG_HEAD("\"spatial_pool_mode\":\"conv\",", "llama", "")
+	    VISION_CFG("siglip_vision_model", VISION_KEYS("3"));
+	fx_refused(nv_model(LAY_V450, true, 3), conv, WT_EUNSUPPORTED, "spatial_pool_mode 'conv'",
+	           "average or max");
+	nv_siglip = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hand_slices), cmocka_unit_test(test_layouts),
 	    cmocka_unit_test(test_int8),        cmocka_unit_test(test_coverage),
 	    cmocka_unit_test(test_defaults),    cmocka_unit_test(test_pool),
-	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_errors),      cmocka_unit_test(test_siglip_tower),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

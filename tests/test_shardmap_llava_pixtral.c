@@ -371,7 +371,7 @@ static void test_errors(void **state)
 	fx_refused(px_model(LAY_V450, true, 3), cfg_next, WT_EUNSUPPORTED,
 	           "vision_config.model_type 'pixtral'",
 	           "CLIP tower (clip_vision_model, llava-1.5 "
-	           "/ llava-v1.6) is supported");
+	           "/ llava-v1.6) or a SigLIP one (siglip_vision_model) is supported");
 	static const char cfg_qw[] = CFG_HEAD("", "qwen2", "") PIXTRAL("3");
 	fx_refused(px_model(LAY_V450, true, 3), cfg_qw, WT_EUNSUPPORTED,
 	           "text_config.model_type 'qwen2'", "llama or mistral");
