@@ -80,6 +80,21 @@
 #define LV_VB LV_VT "encoder.layers.{i}."
 #define LV_P  "multi_modal_projector."
 
+/* The language model under `language_model.`: Llama's table (SM_LAYER above). */
+#define LV_RULES_LM                                                                                \
+	SM_RULES_TOP_AT("language_model."), SM_RULES_LNORM, SM_RULES_ATTN,                         \
+	    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL)
+
+#define OV_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
+#define OV_BIAS(n)             SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_MMBIAS, 0, 1, SM_D_HID, SM_D_ANY)
+/* A projector of plain nn.Linear (LLaVA-OneVision's, LLaVA-NeXT-Video's): whole on every rank,
+ * never quantized. */
+#define LV_RULES_PLAIN_PROJ                                                                        \
+	OV_REPL(LV_P "linear_1.weight", 2, SM_D_HID, SM_D_VE), OV_BIAS(LV_P "linear_1.bias"),      \
+	    OV_REPL(LV_P "linear_2.weight", 2, SM_D_HID, SM_D_HID), OV_BIAS(LV_P "linear_2.bias")
+/* image_newline [hid]: a plain Parameter, replicated, never quantized */
+#define LV_RULE_NEWLINE OV_REPL("image_newline", 1, SM_D_HID, SM_D_ANY)
+
 /* The projector: linear_1 [hid, VE] rows, linear_2 [hid, hid] columns, their biases. */
 #define LV_RULES_PROJ                                                                              \
 	SM_RULE(LV_P "linear_1.weight", LV_P "linear_1.weight", SM_K_ROWS, 0, SM_U_HID, SM_C_ALL,  \
@@ -92,10 +107,7 @@
 	            SM_C_MMBIAS, 0, 1, SM_D_HID, SM_D_ANY)
 
 static const sm_rule llava_rules[] = {
-    SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_LM,
     SM_RULES_CLIP_TOWER(LV_VT),
     LV_RULES_PROJ,
 };
@@ -104,14 +116,10 @@ static const sm_rule llava_rules[] = {
  * LlavaNextForConditionalGeneration.image_newline, a plain Parameter): replicated, never
  * quantized. */
 static const sm_rule llava_next_rules[] = {
-    SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_LM,
     SM_RULES_CLIP_TOWER(LV_VT),
     LV_RULES_PROJ,
-    SM_RULE("image_newline", "image_newline", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID,
-            SM_D_ANY),
+    LV_RULE_NEWLINE,
 };
 
 /* post_layernorm (require_post_norm=False) and the blocks past the feature layer. */
@@ -215,10 +223,7 @@ static int tarsier_layout(const ckpt *c, const ckpt_config *cfg, wt_errbuf *err)
 
 /* LLaVA with a Pixtral tower: LLaVA's language model and projector, Mistral 3's tower. */
 static const sm_rule llava_pixtral_rules[] = {
-    SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_LM,
     SM_RULES_PIXTRAL_TOWER("vision_tower."),
     LV_RULES_PROJ,
 };
@@ -246,21 +251,13 @@ static int llava_pixtral_check(const ckpt_config *c, wt_errbuf *err)
 }
 
 /* LLaVA-OneVision: Qwen2's language model, the SigLIP tower, the projector whole. */
-#define OV_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
-#define OV_BIAS(n)             SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_MMBIAS, 0, 1, SM_D_HID, SM_D_ANY)
 static const sm_rule llava_onevision_rules[] = {
-    SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_LM,
     SM_RULES_SIGLIP_TOWER(LV_VT),
     /* nn.Linear(VE, hid), nn.Linear(hid, hid), bias=multimodal_projector_bias: replicated,
      * never quantized */
-    OV_REPL(LV_P "linear_1.weight", 2, SM_D_HID, SM_D_VE),
-    OV_BIAS(LV_P "linear_1.bias"),
-    OV_REPL(LV_P "linear_2.weight", 2, SM_D_HID, SM_D_HID),
-    OV_BIAS(LV_P "linear_2.bias"),
-    OV_REPL("image_newline", 1, SM_D_HID, SM_D_ANY),
+    LV_RULES_PLAIN_PROJ,
+    LV_RULE_NEWLINE,
 };
 
 /* The blocks past the feature layer and post_layernorm (require_post_norm=False). */
@@ -277,10 +274,7 @@ static bool onevision_drop(const ckpt_config *c, const char *cn)
  * drops and SiglipMLP float rule); LLaVA's language model and its parallel, quantized
  * projector. */
 static const sm_rule llava_siglip_rules[] = {
-    SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_LM,
     SM_RULES_SIGLIP_TOWER(LV_VT),
     LV_RULES_PROJ,
 };
@@ -288,14 +282,10 @@ static const sm_rule llava_siglip_rules[] = {
 /* LLaVA-NeXT with a SigLIP tower: vLLM's llava_next.py builds its tower with
  * init_vision_tower_for_llava too; LLaVA-NeXT's table (image_newline) on LLaVA's SigLIP tower. */
 static const sm_rule llava_next_siglip_rules[] = {
-    SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_LM,
     SM_RULES_SIGLIP_TOWER(LV_VT),
     LV_RULES_PROJ,
-    SM_RULE("image_newline", "image_newline", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID,
-            SM_D_ANY),
+    LV_RULE_NEWLINE,
 };
 
 /* vision_config a SigLIP tower whose heads split its width; LLaVA's language model; one
@@ -346,15 +336,9 @@ static int onevision_check(const ckpt_config *c, wt_errbuf *err)
  * (vLLM's llava_next_video.py LlavaNextMultiModalProjector): whole on every rank, never
  * quantized. image_newline is not built (ignore_unexpected_prefixes): skipped. */
 static const sm_rule llava_next_video_rules[] = {
-    SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_LM,
     SM_RULES_CLIP_TOWER(LV_VT),
-    OV_REPL(LV_P "linear_1.weight", 2, SM_D_HID, SM_D_VE),
-    OV_BIAS(LV_P "linear_1.bias"),
-    OV_REPL(LV_P "linear_2.weight", 2, SM_D_HID, SM_D_HID),
-    OV_BIAS(LV_P "linear_2.bias"),
+    LV_RULES_PLAIN_PROJ,
 };
 
 /* LLaVA's drops and image_newline */
@@ -366,15 +350,9 @@ static bool next_video_drop(const ckpt_config *c, const char *cn)
 /* LLaVA-NeXT-Video with a SigLIP tower (llava_next_video.py builds it with
  * init_vision_tower_for_llava too): the same table on LLaVA's SigLIP tower. */
 static const sm_rule llava_next_video_siglip_rules[] = {
-    SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    LV_RULES_LM,
     SM_RULES_SIGLIP_TOWER(LV_VT),
-    OV_REPL(LV_P "linear_1.weight", 2, SM_D_HID, SM_D_VE),
-    OV_BIAS(LV_P "linear_1.bias"),
-    OV_REPL(LV_P "linear_2.weight", 2, SM_D_HID, SM_D_HID),
-    OV_BIAS(LV_P "linear_2.bias"),
+    LV_RULES_PLAIN_PROJ,
 };
 
 static bool next_video_siglip_drop(const ckpt_config *c, const char *cn)
