@@ -410,6 +410,31 @@ static __attribute__((unused)) void fx_vit_block(const fx *f, uint32_t T, uint32
 	}
 }
 
+/* Rank r's SigLIP tower of three blocks built up to a feature layer of -2 (LLaVA's towers,
+ * init_vision_tower_for_llava): blocks 0 and 1 as fx_vit_block, block 2 and post_layernorm not
+ * built, no class token, the patch bias and the position table whole. vt: the tower's prefix
+ * (".../vision_model."), vb: its block prefix with a %d. */
+static __attribute__((unused)) void fx_siglip_tower2(const fx *f, uint32_t T, uint32_t r,
+                                                     const char *vt, const char *vb, int64_t ve,
+                                                     int64_t vi)
+{
+	for (int blk = 0; blk < 2; blk++)
+		fx_vit_block(f, T, r, vb, blk, ve, vi);
+	static const char *const gone[] = {"encoder.layers.2.self_attn.qkv_proj.weight",
+	                                   "post_layernorm.weight", "embeddings.class_embedding"};
+	static const char *const whole[] = {"embeddings.patch_embedding.bias",
+	                                    "embeddings.position_embedding.weight"};
+	char n[200];
+	for (size_t k = 0; k < sizeof(gone) / sizeof(gone[0]); k++) {
+		snprintf(n, sizeof(n), "%s%s", vt, gone[k]);
+		assert_int_equal(tm_ix(f->p, r, n), -1);
+	}
+	for (size_t k = 0; k < sizeof(whole) / sizeof(whole[0]); k++) {
+		snprintf(n, sizeof(n), "%s%s", vt, whole[k]);
+		repl(f, r, n);
+	}
+}
+
 /* Rank r's Pixtral encoder block `blk` at TP T (Mistral 3's and LLaVA's Pixtral-HF towers, as
  * vLLM's pixtral.py cuts them): attention.q/k/v_proj fused into qkv_proj by heads, o_proj by
  * columns, feed_forward.gate/up_proj merged into gate_up_proj by rows, down_proj by columns,

@@ -605,14 +605,7 @@ static void test_siglip_tower(void **state)
 		fx f;
 		fx_open(&f, lv_model(LAY_V450, true, 3), cfg_sig, T, 1, 0, true);
 		for (uint32_t r = 0; r < T; r++) {
-			for (int blk = 0; blk < 2; blk++)
-				fx_vit_block(&f, T, r, VB, blk, VE, VI);
-			assert_int_equal(
-			    tm_ix(f.p, r, VT "encoder.layers.2.self_attn.qkv_proj.weight"), -1);
-			assert_int_equal(tm_ix(f.p, r, VT "post_layernorm.weight"), -1);
-			assert_int_equal(tm_ix(f.p, r, VT "embeddings.class_embedding"), -1);
-			repl(&f, r, VT "embeddings.patch_embedding.bias");
-			repl(&f, r, VT "embeddings.position_embedding.weight");
+			fx_siglip_tower2(&f, T, r, VT, VB, VE, VI);
 			int64_t hl = HID / T;
 			rows_at(&f, r, PJ "linear_1.weight", 0, PJ "linear_1.weight", r * hl, hl);
 			cols_of(&f, r, T, PJ "linear_2.weight", PJ "linear_2.weight", HID, HID);
@@ -674,12 +667,7 @@ static void test_next_siglip(void **state)
 		fx_open(&b, next_model(LAY_HF5, true), cfg_nsig, T, 1, 0, true);
 		fx_open(&c, lv_model(LAY_V450, true, 3), cfg_sig, T, 1, 0, true);
 		for (uint32_t r = 0; r < T; r++) {
-			for (int blk = 0; blk < 2; blk++)
-				fx_vit_block(&a, T, r, VB, blk, VE, VI);
-			assert_int_equal(
-			    tm_ix(a.p, r, VT "encoder.layers.2.self_attn.qkv_proj.weight"), -1);
-			assert_int_equal(tm_ix(a.p, r, VT "embeddings.class_embedding"), -1);
-			repl(&a, r, VT "embeddings.patch_embedding.bias");
+			fx_siglip_tower2(&a, T, r, VT, VB, VE, VI);
 			repl(&a, r, "image_newline");
 			int64_t hl = HID / T;
 			rows_at(&a, r, PJ "linear_1.weight", 0, PJ "linear_1.weight", r * hl, hl);
