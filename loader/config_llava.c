@@ -41,6 +41,12 @@ static int parse_llava_like(json_t *root, json_t *v, ckpt_config *c, int64_t lay
 		                    &c->v_feature_layer, err);
 	const char *vmt = json_string_value(json_object_get(v, "model_type"));
 	snprintf(c->v_model_type, sizeof(c->v_model_type), "%s", vmt != NULL ? vmt : vision);
+	json_t *uh = json_object_get(v, "vision_use_head");
+	if (uh != NULL && !json_is_boolean(uh) && !json_is_null(uh))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: vision_config.vision_use_head is not true, false or "
+		                 "null; vLLM builds the tower's pooling head unless it is false");
+	c->v_use_head = uh == NULL || json_is_true(uh);
 	json_t *tc = json_object_get(root, "text_config");
 	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
 	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",

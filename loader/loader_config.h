@@ -303,6 +303,10 @@ typedef struct ckpt_config {
 	 * (model_type mistral3) reads vision_feature_layer too, default -1 */
 	int64_t v_feature_layer;
 	char v_model_type[32], lm_model_type[32];
+	/* LLaVA's and LLaVA-OneVision's (read for them only): vision_config.vision_use_head, true
+	 * unless false or null (SiglipVisionTransformer builds its pooling head when the config has
+	 * no such key: SiglipVisionConfig defines none) */
+	bool v_use_head;
 	/* LLaVA-NeXT-Video (LlavaNextVideoConfig; read for it only): spatial_pool_mode (default
 	 * "average"; truncated to its buffer) and spatial_pool_stride (default 2), the video
 	 * resampler's pooling */

@@ -139,35 +139,13 @@ const sm_family shardmap_family_clip = {
     .drop_canon = clip_drop,
 };
 
-/* SigLIP's vision tower's attention-pooling head under P (SiglipMultiheadAttentionPoolingHead,
- * built when vision_config.vision_use_head is not false): probe [1, 1, VE], the
- * torch.nn.MultiheadAttention's in_proj_weight [3 VE, VE] / in_proj_bias and out_proj (a plain
- * torch module: whole, never quantized), layernorm replicated, its SiglipMLP fc1 by rows, fc2
- * by columns (quant_config reaches it), fc2's bias replicated. */
-#define SL_RULES_POOL_HEAD(P)                                                                      \
-	SM_RULE3(P "probe", P "probe", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, SM_D_ONE, SM_D_ONE,   \
-	         SM_D_VE),                                                                         \
-	    CL_REPL(P "attention.in_proj_weight", 2, SM_D_V3E, SM_D_VE),                           \
-	    CL_REPL(P "attention.in_proj_bias", 1, SM_D_V3E, SM_D_ANY),                            \
-	    CL_REPL(P "attention.out_proj.weight", 2, SM_D_VE, SM_D_VE),                           \
-	    CL_REPL(P "attention.out_proj.bias", 1, SM_D_VE, SM_D_ANY),                            \
-	    CL_REPL(P "layernorm.weight", 1, SM_D_VE, SM_D_ANY),                                   \
-	    CL_REPL(P "layernorm.bias", 1, SM_D_VE, SM_D_ANY),                                     \
-	    SM_RULE(P "mlp.fc1.weight", P "mlp.fc1.weight", SM_K_ROWS, 0, SM_U_VI, SM_C_ALL,       \
-	            SM_F_QUANT, 2, SM_D_VI, SM_D_VE),                                              \
-	    SM_RULE(P "mlp.fc1.bias", P "mlp.fc1.bias", SM_K_ROWS, 0, SM_U_VI, SM_C_ALL, 0, 1,     \
-	            SM_D_VI, SM_D_ANY),                                                            \
-	    SM_RULE(P "mlp.fc2.weight", P "mlp.fc2.weight", SM_K_COLS, 0, SM_U_VI, SM_C_ALL,       \
-	            SM_F_QUANT, 2, SM_D_VE, SM_D_VI),                                              \
-	    CL_REPL(P "mlp.fc2.bias", 1, SM_D_VE, SM_D_ANY)
-
 static const sm_rule siglip_rules[] = {
     CL_RULES_TEXT,
     /* nn.Linear(hidden, projection_size) with its bias: whole, never quantized */
     CL_REPL(CL_T "head.weight", 2, SM_D_NLAB, SM_D_HID),
     CL_REPL(CL_T "head.bias", 1, SM_D_NLAB, SM_D_ANY),
     SM_RULES_SIGLIP_TOWER("vision_model."),
-    SL_RULES_POOL_HEAD("vision_model.head."),
+    SM_RULES_SIGLIP_POOL_HEAD("vision_model.head.", SM_C_ALL),
 };
 
 /* logit_scale and logit_bias (ignore_unexpected_prefixes) and both towers' position_ids

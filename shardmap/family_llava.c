@@ -254,6 +254,7 @@ static int llava_pixtral_check(const ckpt_config *c, wt_errbuf *err)
 static const sm_rule llava_onevision_rules[] = {
     LV_RULES_LM,
     SM_RULES_SIGLIP_TOWER(LV_VT),
+    SM_RULES_SIGLIP_POOL_HEAD(LV_VT "head.", SM_C_VHEAD),
     /* nn.Linear(VE, hid), nn.Linear(hid, hid), bias=multimodal_projector_bias: replicated,
      * never quantized */
     LV_RULES_PLAIN_PROJ,
@@ -276,6 +277,7 @@ static bool onevision_drop(const ckpt_config *c, const char *cn)
 static const sm_rule llava_siglip_rules[] = {
     LV_RULES_LM,
     SM_RULES_SIGLIP_TOWER(LV_VT),
+    SM_RULES_SIGLIP_POOL_HEAD(LV_VT "head.", SM_C_VHEAD),
     LV_RULES_PROJ,
 };
 
@@ -284,6 +286,7 @@ static const sm_rule llava_siglip_rules[] = {
 static const sm_rule llava_next_siglip_rules[] = {
     LV_RULES_LM,
     SM_RULES_SIGLIP_TOWER(LV_VT),
+    SM_RULES_SIGLIP_POOL_HEAD(LV_VT "head.", SM_C_VHEAD),
     LV_RULES_PROJ,
     LV_RULE_NEWLINE,
 };
@@ -352,6 +355,7 @@ static bool next_video_drop(const ckpt_config *c, const char *cn)
 static const sm_rule llava_next_video_siglip_rules[] = {
     LV_RULES_LM,
     SM_RULES_SIGLIP_TOWER(LV_VT),
+    SM_RULES_SIGLIP_POOL_HEAD(LV_VT "head.", SM_C_VHEAD),
     LV_RULES_PLAIN_PROJ,
 };
 

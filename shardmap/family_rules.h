@@ -355,6 +355,30 @@ bool shardmap_moe_all(const ckpt_config *cfg, int64_t i);
 	    SM_SIGLIP_REPL(VT "embeddings.position_embedding.weight", 2, SM_D_VNP, SM_D_VE),       \
 	    SM_RULES_VIT_ENCODER(VT)
 
+/* A SigLIP tower's attention-pooling head under P (SiglipMultiheadAttentionPoolingHead, built
+ * when vision_config.vision_use_head is not false; cond says when the checkpoint must hold it):
+ * probe [1, 1, VE], the torch.nn.MultiheadAttention's in_proj_weight [3 VE, VE] / in_proj_bias
+ * and out_proj (a plain torch module: whole, never quantized), layernorm replicated, its
+ * SiglipMLP fc1 by rows, fc2 by columns (quant_config reaches it), fc2's bias replicated. */
+#define SM_SIGLIP_HEAD_REPL(n, cond, nd, d0, d1)                                                   \
+	SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, cond, 0, nd, d0, d1)
+#define SM_RULES_SIGLIP_POOL_HEAD(P, cond)                                                         \
+	SM_RULE3(P "probe", P "probe", SM_K_REPL, 0, SM_U_NONE, cond, 0, SM_D_ONE, SM_D_ONE,       \
+	         SM_D_VE),                                                                         \
+	    SM_SIGLIP_HEAD_REPL(P "attention.in_proj_weight", cond, 2, SM_D_V3E, SM_D_VE),         \
+	    SM_SIGLIP_HEAD_REPL(P "attention.in_proj_bias", cond, 1, SM_D_V3E, SM_D_ANY),          \
+	    SM_SIGLIP_HEAD_REPL(P "attention.out_proj.weight", cond, 2, SM_D_VE, SM_D_VE),         \
+	    SM_SIGLIP_HEAD_REPL(P "attention.out_proj.bias", cond, 1, SM_D_VE, SM_D_ANY),          \
+	    SM_SIGLIP_HEAD_REPL(P "layernorm.weight", cond, 1, SM_D_VE, SM_D_ANY),                 \
+	    SM_SIGLIP_HEAD_REPL(P "layernorm.bias", cond, 1, SM_D_VE, SM_D_ANY),                   \
+	    SM_RULE(P "mlp.fc1.weight", P "mlp.fc1.weight", SM_K_ROWS, 0, SM_U_VI, cond,           \
+	            SM_F_QUANT, 2, SM_D_VI, SM_D_VE),                                              \
+	    SM_RULE(P "mlp.fc1.bias", P "mlp.fc1.bias", SM_K_ROWS, 0, SM_U_VI, cond, 0, 1,         \
+	            SM_D_VI, SM_D_ANY),                                                            \
+	    SM_RULE(P "mlp.fc2.weight", P "mlp.fc2.weight", SM_K_COLS, 0, SM_U_VI, cond,           \
+	            SM_F_QUANT, 2, SM_D_VE, SM_D_VI),                                              \
+	    SM_SIGLIP_HEAD_REPL(P "mlp.fc2.bias", cond, 1, SM_D_VE, SM_D_ANY)
+
 /* A CLIP vision tower under prefix VT (LLaVA's "vision_tower.vision_model.", CLIPModel's
  * "vision_model."), as vLLM's clip.py CLIPVisionTransformer builds it: the class embedding,
  * the patch Conv2d (no bias), the position table ((image_size / patch_size)^2 + 1 rows: the

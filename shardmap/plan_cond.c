@@ -100,6 +100,9 @@ static bool cfg_switch(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_VPOOL:
 		*on = !c->v_mean_pool;
 		return true;
+	case SM_C_VHEAD:
+		*on = c->v_use_head;
+		return true;
 	case SM_C_QWEN3:
 		*on = strcmp(c->lm_model_type, "qwen3") == 0 ||
 		      strcmp(c->lm_model_type, "qwen3_moe") == 0;
@@ -196,6 +199,10 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	     "vision_config.use_absolute_position_embeddings is false (no position table)"},
 	    {SM_C_VQKVB, "vision_config.qkv_bias true (its default)",
 	     "vision_config.qkv_bias is false (qkv without a bias)"},
+	    {SM_C_VHEAD,
+	     "vision_config.vision_use_head true or absent (SiglipVisionTransformer's "
+	     "default: vLLM builds the pooling head)",
+	     "vision_config.vision_use_head is false (no pooling head)"},
 	    {SM_C_VPOOL, "vision_config.use_mean_pooling false",
 	     "vision_config.use_mean_pooling is true or absent (the final layernorm is an "
 	     "Identity)"},

@@ -299,6 +299,8 @@ typedef enum {
 	SM_C_SANDWICH, /* config.json sandwich_norm true (openPangu's pre / post_mlp_layernorm) */
 	SM_C_RBIAS,    /* MoE layers when router_enable_expert_bias (openPangu's
 	                  mlp.e_score_correction_bias) */
+	SM_C_VHEAD,    /* vision_config.vision_use_head not false (a SigLIP tower's pooling head,
+	                  LLaVA's: v_use_head) */
 } sm_cond;
 
 enum {

@@ -435,6 +435,68 @@ static __attribute__((unused)) void fx_siglip_tower2(const fx *f, uint32_t T, ui
 	}
 }
 
+/* A SigLIP tower's attention-pooling head under prefix ph (SiglipMultiheadAttentionPoolingHead):
+ * probe [1, 1, ve], the MultiheadAttention's in / out projections, layernorm, the MLP. */
+static __attribute__((unused)) void fx_add_siglip_head(tm_model *m, const char *ph, int64_t ve,
+                                                       int64_t vi)
+{
+	static const struct {
+		const char *leaf;
+		int rows, cols; /* multiples: 1 = ve, 3 = 3 ve, 2 = vi; cols 0: a vector */
+	} t[] = {{"attention.in_proj_weight", 3, 1},
+	         {"attention.in_proj_bias", 3, 0},
+	         {"attention.out_proj.weight", 1, 1},
+	         {"attention.out_proj.bias", 1, 0},
+	         {"layernorm.weight", 1, 0},
+	         {"layernorm.bias", 1, 0},
+	         {"mlp.fc1.weight", 2, 1},
+	         {"mlp.fc1.bias", 2, 0},
+	         {"mlp.fc2.weight", 1, 2},
+	         {"mlp.fc2.bias", 1, 0}};
+	char n[200];
+	snprintf(n, sizeof(n), "%sprobe", ph);
+	tm_add(m, n, WT_DTYPE_INVALID, 3, 1, 1, ve);
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		int64_t d0 = t[k].rows == 2 ? vi : t[k].rows * ve;
+		int64_t d1 = t[k].cols == 2 ? vi : t[k].cols * ve;
+		snprintf(n, sizeof(n), "%s%s", ph, t[k].leaf);
+		tm_add2(m, n, d0, d1);
+	}
+}
+
+/* Rank r's pooling head at TP T: its MLP's fc1 (and bias) by rows, fc2 by columns, the rest
+ * whole. */
+static __attribute__((unused)) void fx_siglip_head_is(const fx *f, uint32_t T, uint32_t r,
+                                                      const char *ph, int64_t ve, int64_t vi)
+{
+	int64_t il = vi / T;
+	char n[200];
+	snprintf(n, sizeof(n), "%smlp.fc1.weight", ph);
+	shp(f, r, n, 2, il, ve, 0);
+	rows_at(f, r, n, 0, n, r * il, il);
+	snprintf(n, sizeof(n), "%smlp.fc1.bias", ph);
+	shp(f, r, n, 1, il, 0, 0);
+	rows_at(f, r, n, 0, n, r * il, il);
+	snprintf(n, sizeof(n), "%smlp.fc2.weight", ph);
+	cols_of(f, r, T, n, n, ve, vi);
+	static const char *const whole[] = {"probe",
+	                                    "attention.in_proj_weight",
+	                                    "attention.in_proj_bias",
+	                                    "attention.out_proj.weight",
+	                                    "attention.out_proj.bias",
+	                                    "layernorm.weight",
+	                                    "layernorm.bias",
+	                                    "mlp.fc2.bias"};
+	for (size_t k = 0; k < sizeof(whole) / sizeof(whole[0]); k++) {
+		snprintf(n, sizeof(n), "%s%s", ph, whole[k]);
+		repl(f, r, n);
+	}
+	snprintf(n, sizeof(n), "%sprobe", ph);
+	shp(f, r, n, 3, 1, 1, ve);
+	snprintf(n, sizeof(n), "%sattention.in_proj_weight", ph);
+	shp(f, r, n, 2, 3 * ve, ve, 0);
+}
+
 /* Rank r's Pixtral encoder block `blk` at TP T (Mistral 3's and LLaVA's Pixtral-HF towers, as
  * vLLM's pixtral.py cuts them): attention.q/k/v_proj fused into qkv_proj by heads, o_proj by
  * columns, feed_forward.gate/up_proj merged into gate_up_proj by rows, down_proj by columns,

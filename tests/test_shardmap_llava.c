@@ -591,10 +591,11 @@ static void test_mantis_tarsier(void **state)
  * position table (16 rows: no class token) whole, the projector by rows / columns; the >= 4.52
  * layout the same bytes; Mantis and Tarsier take the same table; a SigLIP tower 32 wide keeps
  * fc1 / fc2 unquantized (SiglipMLP's rule); heads that do not divide refused. */
+#define NOHEAD ",\"vision_use_head\":false" /* no pooling head (test_siglip_head has one) */
 #define SIG_CFG(arch, top)                                                                         \
 	"{\"architectures\":[\"" arch "\"],\"model_type\":\"llava\"," top                          \
 	"\"text_config\":{" LM_KEYS                                                                \
-	"},\"vision_config\":{\"model_type\":\"siglip_vision_model\"" VISION_KEYS "}}"
+	"},\"vision_config\":{\"model_type\":\"siglip_vision_model\"" NOHEAD VISION_KEYS "}}"
 
 static void test_siglip_tower(void **state)
 {
@@ -657,9 +658,9 @@ static void test_next_siglip(void **state)
 {
 	(void)state;
 	lv_siglip_tower = true;
-	static const char cfg_nsig[] =
-	    CFG_NEXT("") ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"" VISION_KEYS
-	                 "}}";
+	static const char cfg_nsig[] = CFG_NEXT(
+	    "") ",\"vision_config\":{\"model_type\":\"siglip_vision_model\"" NOHEAD VISION_KEYS
+	        "}}";
 	static const char cfg_sig[] = SIG_CFG("LlavaForConditionalGeneration", "");
 	for (uint32_t T = 2; T <= 4; T *= 2) {
 		fx a, b, c;
@@ -694,6 +695,73 @@ static void test_next_siglip(void **state)
 	lv_siglip_tower = false;
 }
 
+/* A SigLIP tower's pooling head: SiglipVisionTransformer builds it unless
+ * vision_config.vision_use_head is false, and SiglipVisionConfig has no such key, so a LLaVA
+ * SigLIP checkpoint saved by transformers carries head.*: cut as SiglipModel's (probe, the
+ * MultiheadAttention and layernorm whole and never quantized, the MLP by rows / columns under
+ * SiglipMLP's rule), required then, unknown when false. LLaVA and LLaVA-NeXT. */
+#define HEAD_VC(keys)                                                                              \
+	",\"vision_config\":{\"model_type\":\"siglip_vision_model\"" keys VISION_KEYS "}}"
+#define VH VT "head."
+static void test_siglip_head(void **state)
+{
+	(void)state;
+	lv_siglip_tower = true;
+	static const char cfg_h[] = CFG_HEAD("") HEAD_VC("");
+	static const char cfg_t[] = CFG_HEAD("") HEAD_VC(",\"vision_use_head\":true");
+	static const char cfg_nh[] = CFG_HEAD("") HEAD_VC(NOHEAD);
+	static const char cfg_num[] = CFG_HEAD("") HEAD_VC(",\"vision_use_head\":1");
+	for (uint32_t T = 2; T <= 4; T *= 2) {
+		tm_model *m = lv_model(LAY_V450, true, 3);
+		fx_add_siglip_head(m, VH, VE, VI);
+		fx f;
+		fx_open(&f, m, cfg_h, T, 1, 0, true);
+		for (uint32_t r = 0; r < T; r++) {
+			fx_siglip_tower2(&f, T, r, VT, VB, VE, VI);
+			fx_siglip_head_is(&f, T, r, VH, VE, VI);
+		}
+		fx_close(&f);
+	}
+	fx a, b;
+	tm_model *ma = lv_model(LAY_V450, true, 3), *mb = lv_model(LAY_V450, true, 3);
+	fx_add_siglip_head(ma, VH, VE, VI);
+	fx_add_siglip_head(mb, VH, VE, VI);
+	fx_open(&a, ma, cfg_h, 2, 1, 0, true);
+	fx_open(&b, mb, cfg_t, 2, 1, 0, true);
+	for (uint32_t r = 0; r < 2; r++)
+		same_rank(&a, &b, r, NULL);
+	fx_close(&a);
+	fx_close(&b);
+	/* int8-channel: the 32-wide head's SiglipMLP kept as the blocks' are, the
+	 * MultiheadAttention never quantized; the blocks' qkv_proj and the projector quantized */
+	static const char *const keep[] = {VH "probe", VH "attention.in_proj_weight",
+	                                   VH "attention.out_proj.weight", VH "mlp.fc1.weight",
+	                                   VH "mlp.fc2.weight"};
+	static const char *const quant[] = {VT "encoder.layers.0.self_attn.qkv_proj.weight",
+	                                    PJ "linear_1.weight"};
+	ma = lv_model(LAY_V450, true, 3);
+	fx_add_siglip_head(ma, VH, VE, VI);
+	fx_open_quant(&a, ma, cfg_h, 2, WT_QUANT_INT8_CHANNEL, WT_BF16, FX_N(keep), FX_N(quant));
+	fx_close(&a);
+	/* LLaVA-NeXT's table takes it too */
+	static const char cfg_next_h[] = CFG_NEXT("") HEAD_VC("");
+	ma = next_model(LAY_V450, true);
+	fx_add_siglip_head(ma, VH, VE, VI);
+	fx_open(&a, ma, cfg_next_h, 2, 1, 0, true);
+	fx_siglip_head_is(&a, 2, 1, VH, VE, VI);
+	repl(&a, 1, "image_newline");
+	fx_close(&a);
+	/* required by default, unknown when false, a boolean */
+	fx_refused(lv_model(LAY_V450, true, 3), cfg_h, WT_ENOTFOUND, VH,
+	           "vision_config.vision_use_head true or absent");
+	ma = lv_model(LAY_V450, true, 3);
+	fx_add_siglip_head(ma, VH, VE, VI);
+	fx_refused(ma, cfg_nh, WT_EUNSUPPORTED, VH, "vision_use_head is false");
+	fx_refused(lv_model(LAY_V450, true, 3), cfg_num, WT_ECORRUPT, "vision_use_head",
+	           "true, false or null");
+	lv_siglip_tower = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -703,6 +771,7 @@ int main(void)
 	    cmocka_unit_test(test_errors),           cmocka_unit_test(test_next),
 	    cmocka_unit_test(test_next_errors),      cmocka_unit_test(test_mantis_tarsier),
 	    cmocka_unit_test(test_siglip_tower),     cmocka_unit_test(test_next_siglip),
+	    cmocka_unit_test(test_siglip_head),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,7 @@
 	",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":8,"                  \
 	"\"num_hidden_layers\":" vd ",\"image_size\":8,\"patch_size\":2"
 #define CLIP(vd) VISION_CFG("clip_vision_model", VISION_KEYS(vd))
+#define NOHEAD   ",\"vision_use_head\":false" /* SigLIP: no pooling head */
 #define CFG_HEAD(top, mt, text)                                                                    \
 	"{\"architectures\":[\"LlavaNextVideoForConditionalGeneration\"],\"model_type\":"          \
 	"\"llava_next_video\"," top "\"text_config\":{" LM_KEYS(mt) text "}"
@@ -346,7 +347,7 @@ static void test_siglip_tower(void **state)
 	(void)state;
 	nv_siglip = true;
 	static const char cfg_sig[] =
-	    CFG_HEAD("", "llama", "") VISION_CFG("siglip_vision_model", VISION_KEYS("3"));
+	    CFG_HEAD("", "llama", "") VISION_CFG("siglip_vision_model", NOHEAD VISION_KEYS("3"));
 	for (uint32_t T = 2; T <= 4; T *= 2) {
 		fx a, b;
 		fx_open(&a, nv_model(LAY_V450, true, 3), cfg_sig, T, 1, 0, true);
@@ -381,7 +382,7 @@ static void test_siglip_tower(void **state)
 	fx_close(&f);
 	/* the pooling is checked on this table too */
 	static const char conv[] = CFG_HEAD("\"spatial_pool_mode\":\"conv\",", "llama", "")
-	    VISION_CFG("siglip_vision_model", VISION_KEYS("3"));
+	    VISION_CFG("siglip_vision_model", NOHEAD VISION_KEYS("3"));
 	fx_refused(nv_model(LAY_V450, true, 3), conv, WT_EUNSUPPORTED, "spatial_pool_mode 'conv'",
 	           "average or max");
 	nv_siglip = false;

@@ -35,11 +35,13 @@
 	"\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"                  \
 	"\"num_hidden_layers\":1"
 #define VISION_CFG(vmt, keys) ",\"vision_config\":{\"model_type\":\"" vmt "\"" keys "}}"
+/* the released configs' (llava-onevision-qwen2-*-hf): no pooling head */
+#define NOHEAD ",\"vision_use_head\":false"
 #define VISION_KEYS_W(h, i, vd)                                                                    \
 	",\"hidden_size\":" h ",\"intermediate_size\":" i ",\"num_attention_heads\":8,"            \
 	"\"num_hidden_layers\":" vd ",\"image_size\":8,\"patch_size\":2"
 #define VISION_KEYS(vd) VISION_KEYS_W("32", "64", vd)
-#define SIGLIP(vd)      VISION_CFG("siglip_vision_model", VISION_KEYS(vd))
+#define SIGLIP(vd)      VISION_CFG("siglip_vision_model", NOHEAD VISION_KEYS(vd))
 #define CFG_HEAD(top, mt, text)                                                                    \
 	"{\"architectures\":[\"LlavaOnevisionForConditionalGeneration\"],\"model_type\":"          \
 	"\"llava_onevision\"," top "\"text_config\":{" LM_KEYS(mt) text "}"
@@ -131,10 +133,10 @@ static void check_rank(const fx *f, uint32_t T, uint32_t r)
 /* The tower at 64 / 96 and 64 / 128 (vision hidden_size / intermediate_size). */
 static const char cfg_i96[] =
     CFG_HEAD("\"tie_word_embeddings\":false,", "qwen2", ",\"tie_word_embeddings\":true")
-        VISION_CFG("siglip_vision_model", VISION_KEYS_W("64", "96", "2"));
+        VISION_CFG("siglip_vision_model", NOHEAD VISION_KEYS_W("64", "96", "2"));
 static const char cfg_w64[] =
     CFG_HEAD("\"tie_word_embeddings\":false,", "qwen2", ",\"tie_word_embeddings\":true")
-        VISION_CFG("siglip_vision_model", VISION_KEYS_W("64", "128", "2"));
+        VISION_CFG("siglip_vision_model", NOHEAD VISION_KEYS_W("64", "128", "2"));
 
 static void test_hand_slices(void **state)
 {

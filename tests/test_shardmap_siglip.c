@@ -73,17 +73,7 @@ static tm_model *siglip_dims(int64_t hid, int64_t inter, int64_t vi, int64_t pro
 	tm_add2(m, "text_model.head.weight", proj, hid);
 	tm_add2(m, "text_model.head.bias", proj, 0);
 	mm_add_vit_at(m, LAY_TEXT, "vision_model.", false, VE, vi, 4, 2);
-	tm_add(m, PH "probe", WT_DTYPE_INVALID, 3, 1, 1, VE);
-	tm_add2(m, PH "attention.in_proj_weight", 3 * VE, VE);
-	tm_add2(m, PH "attention.in_proj_bias", 3 * VE, 0);
-	tm_add2(m, PH "attention.out_proj.weight", VE, VE);
-	tm_add2(m, PH "attention.out_proj.bias", VE, 0);
-	tm_add2(m, PH "layernorm.weight", VE, 0);
-	tm_add2(m, PH "layernorm.bias", VE, 0);
-	tm_add2(m, PH "mlp.fc1.weight", vi, VE);
-	tm_add2(m, PH "mlp.fc1.bias", vi, 0);
-	tm_add2(m, PH "mlp.fc2.weight", VE, vi);
-	tm_add2(m, PH "mlp.fc2.bias", VE, 0);
+	fx_add_siglip_head(m, PH, VE, vi);
 	tm_add2(m, "logit_bias", 1, 0);
 	tm_add2(m, "logit_scale", 1, 0);
 	return m;
@@ -110,31 +100,6 @@ static void vocab_rows(const fx *f, uint32_t T, uint32_t r, const char *name, in
 			         name, (long long)k);
 }
 
-/* The pooling head: its MLP fc1 (and bias) by rows, fc2 by columns, the rest whole. */
-static void pool_head(const fx *f, uint32_t T, uint32_t r)
-{
-	int64_t il = VI / T;
-	shp(f, r, PH "mlp.fc1.weight", 2, il, VE, 0);
-	rows_at(f, r, PH "mlp.fc1.weight", 0, PH "mlp.fc1.weight", r * il, il);
-	shp(f, r, PH "mlp.fc1.bias", 1, il, 0, 0);
-	rows_at(f, r, PH "mlp.fc1.bias", 0, PH "mlp.fc1.bias", r * il, il);
-	cols_of(f, r, T, PH "mlp.fc2.weight", PH "mlp.fc2.weight", VE, VI);
-	static const char *const whole[] = {
-	    PH "probe",
-	    PH "attention.in_proj_weight",
-	    PH "attention.in_proj_bias",
-	    PH "attention.out_proj.weight",
-	    PH "attention.out_proj.bias",
-	    PH "layernorm.weight",
-	    PH "layernorm.bias",
-	    PH "mlp.fc2.bias",
-	};
-	for (size_t k = 0; k < sizeof(whole) / sizeof(whole[0]); k++)
-		repl(f, r, whole[k]);
-	shp(f, r, PH "probe", 3, 1, 1, VE);
-	shp(f, r, PH "attention.in_proj_weight", 2, 3 * VE, VE, 0);
-}
-
 static void hand_slices(const fx *f, uint32_t T, uint32_t r)
 {
 	vocab_rows(f, T, r, "text_model.embeddings.token_embedding.weight", V, 1024 / T);
@@ -158,7 +123,7 @@ static void hand_slices(const fx *f, uint32_t T, uint32_t r)
 		repl(f, r, whole[k]);
 	shp(f, r, "text_model.head.weight", 2, PROJ, HID, 0);
 	shp(f, r, "text_model.head.bias", 1, PROJ, 0, 0);
-	pool_head(f, T, r);
+	fx_siglip_head_is(f, T, r, PH, VE, VI);
 }
 
 static void test_slices(void **state)
