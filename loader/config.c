@@ -661,11 +661,10 @@ int ckpt_config_parse(const char *json, size_t len, ckpt_config *out, wt_errbuf 
 		    "config.json: not valid JSON: %s at line %d column %d", je.text, je.line,
 		    je.column);
 	ckpt_config c = {0};
-	json_t *flat = NULL; /* Qwen2.5 / 3-Omni: thinker_config's view (config_omni.c) */
+	json_t *flat = NULL; /* Omni's thinker_config, Tarsier2's text_config (config_flat_root) */
 	int rv = !json_is_object(root)
 	             ? wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object")
-	         : config_is_omni(root) ? config_omni_root(root, &flat, err)
-	                                : WT_OK;
+	             : config_flat_root(root, &flat, err);
 	if (rv == WT_OK)
 		rv = parse_all(flat != NULL ? flat : root, &c, err);
 	json_decref(flat);

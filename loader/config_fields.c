@@ -96,9 +96,14 @@ int ckpt_config_fields(const char *json, size_t len, ckpt_field *fields, size_t 
 		    err, json_error_code(&je) == json_error_duplicate_key ? WT_EDUP : WT_ECORRUPT,
 		    "config.json: not valid JSON: %s at line %d column %d", je.text, je.line,
 		    je.column);
-	int rv = json_is_object(root)
-	             ? config_lm_view(root, &lm, err)
-	             : wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
+	json_t *flat = NULL; /* Tarsier2: text_config's view (config_tarsier2.c) */
+	int rv = !json_is_object(root)
+	             ? wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object")
+	         : config_is_tarsier2(root) ? config_tarsier2_root(root, &flat, err)
+	                                    : WT_OK;
+	if (rv == WT_OK)
+		rv = config_lm_view(flat != NULL ? flat : root, &lm, err);
+	json_decref(flat);
 	for (size_t i = 0; rv == WT_OK && i < n; i++)
 		rv = read_field(lm, &fields[i], err);
 	json_decref(lm);

@@ -110,6 +110,14 @@ bool config_is_qwen3_omni(json_t *root);
 bool config_is_omni(json_t *root);
 int config_omni_root(json_t *root, json_t **out, wt_errbuf *err);
 int config_parse_omni_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root Tarsier2's (architectures[0] Tarsier2ForConditionalGeneration)? *out = the flat
+ * view the loader reads it from (text_config, a Qwen2-VL config, with the top level's
+ * architectures and quantization_config; a new reference), text_config missing, not an object
+ * or not qwen2_vl refused (config_tarsier2.c). config_flat_root: *out = Qwen2.5 / 3-Omni's or
+ * Tarsier2's flat view, NULL for any other config. */
+bool config_is_tarsier2(json_t *root);
+int config_tarsier2_root(json_t *root, json_t **out, wt_errbuf *err);
+int config_flat_root(json_t *root, json_t **out, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);

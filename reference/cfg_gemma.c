@@ -59,6 +59,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "loader/config_int.h"
 #include "loader/loader.h"
 #include "reference/reference.h"
 #include "reference/reference_int.h"
@@ -126,7 +127,12 @@ json_t *ref_cfg_root(const char *json, size_t len, wt_errbuf *err)
 		wt_seterr(err, WT_ECORRUPT, "config.json: not a JSON object");
 		return NULL;
 	}
-	return root;
+	if (!config_is_tarsier2(root))
+		return root;
+	json_t *flat = NULL; /* Tarsier2: text_config's view, as the loader reads it */
+	config_tarsier2_root(root, &flat, err);
+	json_decref(root);
+	return flat;
 }
 
 int ref_json_keys(const char *json, size_t len, int (*keys)(json_t *, wt_errbuf *), char **out,

@@ -188,7 +188,8 @@ int ref_norm_of(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t 
 int ref_block_input(const ref_cfg *c, ref_set *s, float *y, const float *x, int64_t rows, int64_t l,
                     const char *leaf, wt_errbuf *err);
 
-/* config.json's root object (json_decref it), or NULL with err set (WT_ECORRUPT). */
+/* config.json's root object (json_decref it; Tarsier2's: its flat view, config_tarsier2_root), or
+ * NULL with err set (WT_ECORRUPT). */
 json_t *ref_cfg_root(const char *json, size_t len, wt_errbuf *err);
 /* config.json text rewritten by a loader key normalizer (config_dbrx_keys, config_mpt_keys,
  * ref_chatglm_keys, config_exaone_keys: a family's own key names laid onto the ones the

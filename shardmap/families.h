@@ -189,6 +189,7 @@ extern const sm_family shardmap_family_gte_new;
 extern const sm_family shardmap_family_gte_new_cls;
 /* family_bert_cls.c: BertSpladeSparseEmbeddingModel */
 extern const sm_family shardmap_family_bert_splade;
-extern const sm_family shardmap_family_jina_vl; /* family_qwen2vl.c */
+extern const sm_family shardmap_family_jina_vl;  /* family_qwen2vl.c */
+extern const sm_family shardmap_family_tarsier2; /* family_qwen2vl.c: qwen2_vl's arch_variant */
 
 #endif

@@ -9,6 +9,10 @@
  * (`model.language_model.*`, `model.visual.*`) maps onto them through the
  * family's aliases, so both layouts give the same runtime names and bytes.
  *
+ * Tarsier2ForConditionalGeneration (vLLM's qwen2_vl.py): Qwen2-VL's table under its release's
+ * prefixes language_model.model., language_model.lm_head., vision_tower. (the aliases of
+ * shardmap_family_tarsier2, qwen2_vl's arch_variant), served under those names.
+ *
  * JinaVLForRanking (jinaai/jina-reranker-m0, remote code), as vLLM's jina_vl.py loads it
  * (JinaVLForSequenceClassification, a Qwen2VLForConditionalGeneration): Qwen2-VL's table and
  * the score head score.0 (ColumnParallelLinear(hid, hid), weight and bias by rows), ReLU,
@@ -20,6 +24,7 @@
  */
 #include <inttypes.h>
 
+#include "shardmap/families.h"
 #include "shardmap/family_rules.h"
 
 #define SM_VB "visual.blocks.{i}."
@@ -180,7 +185,55 @@ static int qwen2_5_vl_check(const ckpt_config *c, wt_errbuf *err)
 	return shardmap_mrope_check(c, "Qwen2.5-VL", err);
 }
 
-static const char *const qwen2_vl_archs[] = {"Qwen2VLForConditionalGeneration", NULL};
+/* Tarsier2ForConditionalGeneration (omni-research/Tarsier2-Recap-7b, Tarsier2-7b-0115; vLLM's
+ * qwen2_vl.py): Qwen2VLForConditionalGeneration built of config.json's text_config, its
+ * checkpoint under LLaVA-style prefixes that its hf_to_vllm_mapper puts onto Qwen2-VL's
+ * modules: language_model.model. (the language model), language_model.lm_head. and
+ * vision_tower. (the vision tower, visual. in vLLM). The same cut, served under the
+ * checkpoint's names (alias_runtime). */
+static const char *const tarsier2_archs[] = {"Tarsier2ForConditionalGeneration", NULL};
+static const char *const tarsier2_aliases[] = {"language_model.model.",
+                                               "model.",
+                                               "language_model.lm_head.",
+                                               "lm_head.",
+                                               "vision_tower.",
+                                               "visual.",
+                                               NULL};
+
+/* The released layout only: vLLM's mapper renames vision_tower. alone and its language model
+ * lives under language_model., so Qwen2-VL's own names (model.*, lm_head.*, visual.*, or
+ * transformers 5.x's model.language_model.*) match no parameter of Tarsier2's. A checkpoint
+ * with a tensor under one of Tarsier2's prefixes and one under Qwen2-VL's is refused as mixed
+ * while it is mapped; this refuses one with none under Tarsier2's. */
+static int tarsier2_layout(const ckpt *c, const ckpt_config *cfg, wt_errbuf *err)
+{
+	(void)cfg;
+	if (ckpt_n_tensors(c) == 0 || shardmap_alias_layout(&shardmap_family_tarsier2, c))
+		return WT_OK;
+	return wt_seterr(err, WT_EUNSUPPORTED,
+	                 "tensor '%s': vLLM's Tarsier2ForConditionalGeneration loads the released "
+	                 "layout only (language_model.model., language_model.lm_head., "
+	                 "vision_tower.), not Qwen2-VL's names; save it in Tarsier2's names or "
+	                 "serve it as Qwen2VLForConditionalGeneration (text_config as config.json)",
+	                 ckpt_tensor_at(c, 0)->name);
+}
+
+const sm_family shardmap_family_tarsier2 = {
+    .name = "qwen2_vl",
+    .archs = tarsier2_archs,
+    .rules = qwen2_vl_rules,
+    .n_rules = SM_NRULES(qwen2_vl_rules),
+    .layer_is_moe = NULL,
+    .drop_extra_layers = false,
+    .layer_prefix = "model.layers.",
+    .check = qwen2_vl_check,
+    .aliases = tarsier2_aliases,
+    .check_extra = tarsier2_layout,
+    .alias_runtime = true,
+};
+
+static const char *const qwen2_vl_archs[] = {"Qwen2VLForConditionalGeneration",
+                                             "Tarsier2ForConditionalGeneration", NULL};
 
 /* The prefixes transformers >= 4.52 writes for the Qwen2-VL-style layouts (model.language_model.,
  * model.visual.) and the names the rules use (model., visual.): Qwen2-VL / Qwen2.5-VL's
@@ -198,6 +251,7 @@ const sm_family shardmap_family_qwen2_vl = {
     .layer_prefix = "model.layers.",
     .check = qwen2_vl_check,
     .aliases = shardmap_qwen_vl_aliases,
+    .arch_variant = &shardmap_family_tarsier2,
 };
 
 static const char *const jina_vl_archs[] = {"JinaVLForRanking", NULL};

@@ -461,7 +461,7 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		bool keep =
 		    strstr(ru->ckpt, "{k}") != NULL; /* {k} binds nothing: the name is kept */
 		if (keep ? (size_t)snprintf(rt, sizeof(rt), "%s", cn) >= sizeof(rt)
-		         : !shardmap_expand(ru->runtime, i, j, rt, sizeof(rt)))
+		         : !shardmap_expand_rt(x->fam, x->alt, ru->runtime, i, j, rt, sizeof(rt)))
 			return wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 		return add_entry(x, k, (uint32_t)r, i, j, rt, cn, err);
 	}

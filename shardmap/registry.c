@@ -207,6 +207,9 @@ const sm_family *shardmap_family_for(const ckpt *c)
 {
 	const ckpt_config *cfg = ckpt_get_config(c);
 	const sm_family *f = shardmap_family_find(cfg->architecture, cfg->model_type);
+	if (f != NULL && f->arch_variant != NULL && cfg->architecture != NULL &&
+	    strcmp(cfg->architecture, f->arch_variant->archs[0]) == 0)
+		return f->arch_variant;
 	if (f != NULL && f->pixtral_tower != NULL && strcmp(cfg->v_model_type, "pixtral") == 0)
 		return f->pixtral_tower;
 	if (f != NULL && f->siglip_tower != NULL &&
@@ -309,8 +312,7 @@ const char *shardmap_alias_ckpt(const sm_family *f, bool alt, const char *name, 
 
 const char *shardmap_canonical_name(const ckpt *c, const char *name, char *buf, size_t cap)
 {
-	const ckpt_config *cfg = ckpt_get_config(c);
-	const sm_family *f = shardmap_family_find(cfg->architecture, cfg->model_type);
+	const sm_family *f = shardmap_family_for(c);
 	bool mixed;
 	if (!f || !f->aliases)
 		return name;
@@ -392,4 +394,20 @@ bool shardmap_generic_drop(const char *name)
 	return ends_with(name, "rotary_emb.inv_freq") || ends_with(name, "rotary_emb.cos_cached") ||
 	       ends_with(name, "rotary_emb.sin_cached") ||
 	       strcmp(name, "embeddings.position_ids") == 0;
+}
+
+bool shardmap_expand_rt(const sm_family *f, bool alt, const char *pat, int64_t i, int64_t j,
+                        char *buf, size_t cap)
+{
+	char tmp[512];
+	if (!shardmap_expand(pat, i, j, buf, cap))
+		return false;
+	if (!f->alias_runtime)
+		return true;
+	const char *n = shardmap_alias_ckpt(f, alt, buf, tmp, sizeof(tmp));
+	if (n == NULL || strlen(n) >= cap)
+		return false;
+	if (n != buf)
+		memmove(buf, n, strlen(n) + 1);
+	return true;
 }

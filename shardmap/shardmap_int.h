@@ -234,6 +234,13 @@ typedef struct sm_family {
 	bool qkv_v_head_dim;
 	/* vLLM's MiMoV2MoE: tp_size above the routed experts is refused where a layer is MoE */
 	bool tp_le_experts;
+	/* The family's table for one more architecture, its archs[0] (Tarsier2 on Qwen2-VL: the
+	 * same cut under the checkpoint's own prefixes); NULL = none. shardmap_family_for picks
+	 * it. */
+	const struct sm_family *arch_variant;
+	/* Runtime names keep the checkpoint's prefixes (SHARDS.md: the module path): a name in the
+	 * aliases' layout is served with its prefix, not the rules' canonical one */
+	bool alias_runtime;
 } sm_family;
 
 /* The checkpoint prefixes transformers >= 4.52 writes for the LLaVA-style layouts
@@ -249,7 +256,8 @@ extern const char *const shardmap_qwen_vl_aliases[];
 const char *shardmap_not_cut_why(const char *arch);
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
-/* The family of checkpoint c: shardmap_family_find's, its pixtral_tower table when
+/* The family of checkpoint c: shardmap_family_find's, its arch_variant table when
+ * architectures[0] is that table's, its pixtral_tower table when
  * vision_config.model_type is pixtral, its siglip_tower table when it is
  * siglip_vision_model, or its per_expert table when c holds an
  * "...experts.<digits>." tensor. */
@@ -320,6 +328,11 @@ bool shardmap_moe_glm4(const ckpt_config *cfg, int64_t i);
 bool shardmap_match(const char *pattern, const char *name, int64_t *i, int64_t *j);
 /* Expand pattern with i/j into buf. Returns false if it does not fit. */
 bool shardmap_expand(const char *pattern, int64_t i, int64_t j, char *buf, size_t cap);
+/* A rule's runtime name: pattern expanded (shardmap_expand), then, for a family with
+ * alias_runtime whose checkpoint is in the aliases' layout (alt), put back under the
+ * checkpoint's prefix. Returns false if it does not fit. */
+bool shardmap_expand_rt(const sm_family *f, bool alt, const char *pattern, int64_t i, int64_t j,
+                        char *buf, size_t cap);
 /* True for tensors dropped by every family (rotary caches). */
 bool shardmap_generic_drop(const char *name);
 /* Whether a checkpoint uses the family's alternative name layout (any tensor under an
