@@ -535,8 +535,8 @@ int ref_cfg_finish(ref_cfg *c, const char *family, const char *arch, const char 
 		rv = ref_cfg_nogate(c, arch, json, len, err);
 	else if (c->lfm2)
 		rv = ref_cfg_lfm2(c, arch, json, len, err);
-	else if (c->plamo3)
-		rv = ref_cfg_plamo3(c, json, len, err);
+	else if (c->plamo3) /* PLaMo 2 too (plamo2 set by ckpt.c) */
+		rv = c->plamo2 ? ref_cfg_plamo2(c) : ref_cfg_plamo3(c, json, len, err);
 	else if (c->orion || c->bailing) /* before cfg_fam.c: Orion's layernorm, Bailing's
 	                                  * fused_ckpt; Llama's RoPE, rms_norm_eps (the loader
 	                                  * fills the config class's 1e-5 where absent) */

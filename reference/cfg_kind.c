@@ -388,6 +388,7 @@ static const struct family_row families[] = {
     /* Plamo3ForCausalLM (remote code; vLLM's plamo3.py): Gemma 3's decoder shape with SwiGLU
      * under its own names, the norms' offsets added at load (plamo3.c) */
     {"plamo3", REF_DENSE, false, 0, FAM_PLAMO3}, /* qk_norm and the rest: ref_cfg_plamo3 */
+    {"plamo2", REF_DENSE, false, 0, FAM_PLAMO3}, /* + Mamba layers (plamo2.c, ckpt.c) */
     /* TeleFLMForCausalLM (remote code; vLLM's teleflm.py over its llama.py): Xverse's reading
      * plus the muP multipliers (teleflm.c) */
     {"teleflm", REF_DENSE, false, 0, FAM_TELEFLM},

@@ -410,6 +410,8 @@ static int family_layers(const ckpt_config *cc, const char *fam, ref_cfg *c, wt_
 	}
 	if (strcmp(fam, "mamba") == 0 || strcmp(fam, "falcon_mamba") == 0)
 		rv = jb_layers(cc, c, true, err);
+	if (strcmp(fam, "plamo2") == 0) /* is_mamba's layers (plamo2.c) */
+		rv = ref_p2_layers(cc, c, err);
 	if (strcmp(fam, "mllama") == 0)
 		rv = ml_layers(cc, c, err);
 	return rv;
@@ -620,7 +622,8 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 {
 	bool fp8 = false, blocks = false, wscale = false, shapes = false, groups = false,
 	     chan = false, mx = false, lin = false;
-	static const char qkvz[] = ".linear_attn.in_proj_qkvz.weight";
+	static const char qkvz[] = ".linear_attn.in_proj_qkvz.weight",
+	                  p2[] = ".mixer.bcdt_proj.weight";
 	wt_dtype src = WT_DTYPE_INVALID;
 	for (size_t i = 0; i < ck->n; i++) {
 		const ref_tensor *t = &ck->t[i];
@@ -629,9 +632,11 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 		/* MXFP4 (docs/format.md 4.6): X_blocks U8 beside X_scales */
 		mx = mx ||
 		     (t->dtype == WT_U8 && len > 7 && strcmp(t->name + len - 7, "_blocks") == 0);
-		/* a gated delta net (Qwen3-Next's linear attention) */
-		lin = lin || (len > sizeof(qkvz) - 1 &&
-		              strcmp(t->name + len - (sizeof(qkvz) - 1), qkvz) == 0);
+		/* a gated delta net (Qwen3-Next's linear attention), PLaMo 2's Mamba mixer */
+		lin = lin ||
+		      (len > sizeof(qkvz) - 1 &&
+		       strcmp(t->name + len - (sizeof(qkvz) - 1), qkvz) == 0) ||
+		      (len > sizeof(p2) - 1 && strcmp(t->name + len - (sizeof(p2) - 1), p2) == 0);
 		blocks = blocks || (len > 10 && strcmp(t->name + len - 10, "_scale_inv") == 0);
 		wscale = wscale || (len > 13 && strcmp(t->name + len - 13, ".weight_scale") == 0);
 		/* int4: group scales [N, K/G > 1], or packed (weight_shape beside it) without
@@ -669,7 +674,9 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 		return ref_budget_mx(l->quant);
 	}
 	if (l->quant != WT_QUANT_NONE && lin) {
-		*why = "quantization budget of the scheme for a model with gated-delta-net layers";
+		*why =
+		    "quantization budget of the scheme for a model with gated-delta-net layers or "
+		    "PLaMo 2's Mamba mixers";
 		return ref_budget_lin(l->quant);
 	}
 	if (l->quant != WT_QUANT_NONE) {

@@ -50,7 +50,7 @@ void ref_free_ranks(ref_set *r, uint32_t n);
  * bit for bit (same float dtype, F32 output, or FP8-block pass-through), the
  * rounding budget when an unquantized output narrows them, else the scheme's
  * (REF_BUDGET_MX_* for an MXFP4 source, REF_BUDGET_LIN_* for a model with gated-delta-net
- * layers).
+ * layers or PLaMo 2's Mamba mixers).
  */
 double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why);
 

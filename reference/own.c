@@ -36,7 +36,7 @@ typedef enum {
 	OWN_AFMOE,     /* under Gemma 2's and DeepSeek-V3's names (afmoe.c) */
 	OWN_STEP3,     /* under DeepSeek-MoE's names (step3.c) */
 	OWN_OURO,      /* under Gemma 2's sandwich names (ouro.c) */
-	OWN_PLAMO3,    /* under Gemma 3's names, norms offset (plamo3.c) */
+	OWN_PLAMO3,    /* under Gemma 3's names, norms offset (plamo3.c, PLaMo 2's plamo2.c) */
 } own_kind;
 
 static own_kind own_names(const ref_cfg *c, ref_set *s)
@@ -131,7 +131,8 @@ int ref_rename_own(const ref_cfg *c, ref_set *ck, ref_set *r, bool ckpt, wt_errb
 	case OWN_OURO:
 		return ref_ouro_rename(c, ck, r, err);
 	case OWN_PLAMO3:
-		return ref_plamo3_rename(c, ck, r, err);
+		return c->plamo2 ? ref_plamo2_rename(c, ck, r, ckpt, err)
+		                 : ref_plamo3_rename(c, ck, r, err);
 	case OWN_NONE:
 		break;
 	}

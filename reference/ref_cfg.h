@@ -580,8 +580,13 @@ typedef struct ref_cfg {
 	 * (total_ut_steps) times with model.norm between the passes; 0 for every other family */
 	bool ouro;
 	/* PLaMo 3 (Plamo3ForCausalLM, remote code; kind REF_DENSE, plamo3.c): Gemma 3's sandwich,
-	 * q/k norms and sliding layers under its own names, the norms' load-time offsets added */
+	 * q/k norms and sliding layers under its own names, the norms' load-time offsets added;
+	 * also set for PLaMo 2 (its cfg_kind.c row) */
 	bool plamo3;
+	/* PLaMo 2 (Plamo2ForCausalLM, remote code; plamo2.c; with plamo3's decoder switches, no
+	 * windows): layer i Plamo2MambaMixer when bit i of g4_mamba is set, its sizes m_heads,
+	 * m_dh, m_state, m_conv, m_rank (dt rank), m_inner; per-head q / k norm rows [H, d] */
+	bool plamo2;
 	int64_t ouro_steps;
 	/* Grok-1 (Grok1ModelForCausalLM, remote code; kind REF_MIXTRAL, grok1.c): its names read
 	 * as Mixtral's and Gemma 2's (sandwich), the o_proj output times gk_attn_mult

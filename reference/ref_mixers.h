@@ -216,4 +216,34 @@ int ref_jb_out(const ref_cfg *c, ref_set *s, int64_t l, int64_t il, const float 
 int ref_jb_mixer_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, int64_t T,
                       float *out, wt_errbuf *err);
 
+/* PLaMo 2 (plamo2.c; c->plamo2, with c->plamo3's decoder switches). ref_p2_layers: the
+ * mixer's sizes and the Mamba layers (bits of g4_mamba) from ckpt_config cc; ref_cfg_plamo2:
+ * the sandwich, per-head q/k norms, fused qkv_proj / gate_up_proj; ref_plamo2_rename: the
+ * checkpoint's (whole) or a rank's names as the passes read them, the norms' load-time offsets
+ * added, the checkpoint's in_proj rows as [gate; x]. */
+int ref_p2_layers(const struct ckpt_config *cc, ref_cfg *c, wt_errbuf *err);
+int ref_cfg_plamo2(ref_cfg *c); /* WT_OK */
+int ref_plamo2_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool whole, wt_errbuf *err);
+/* Whether PLaMo 2's layer l is a Mamba mixer (vLLM's is_mamba). */
+static inline bool ref_p2_mamba_layer(const ref_cfg *c, int64_t l)
+{
+	return c->plamo2 && ref_l4_bit(c->g4_mamba, l);
+}
+/* PLaMo 2's q / k norms: T rows of nh heads of d, each head by its own weight row w [nh, d]. */
+void ref_p2_head_norm(const ref_cfg *c, float *x, const float *w, int64_t T, int64_t nh);
+/* Stage 1 of PLaMo 2's Mamba mixer of layer l on the hl heads set s holds (the checkpoint:
+ * all; a tp rank: its own): in_proj into z (the gate) and x, the causal conv and silu into
+ * xc [T, hl d], z [T, hl d], and bcdt_proj's (partial) product added into xp [T, 2N + R]
+ * ([B; C; dt]), the row-parallel sum the caller all-reduces. */
+int ref_p2_in(const ref_cfg *c, ref_set *s, int64_t l, int64_t hl, const float *h, int64_t T,
+              float *xc, float *z, float *xp, wt_errbuf *err);
+/* Stage 2: the B / C / dt norms of the summed xp with s's replicas, dt_proj, softplus with
+ * dt_bias, the scan of the hl heads with D, times silu(z), out_proj's columns into out
+ * [T, hid] (a rank's partial). */
+int ref_p2_out(const ref_cfg *c, ref_set *s, int64_t l, int64_t hl, const float *xc, const float *z,
+               const float *xp, int64_t T, float *out, wt_errbuf *err);
+/* The whole mixer of the checkpoint (both stages). */
+int ref_p2_mixer_full(const ref_cfg *c, ref_set *s, int64_t l, const float *h, int64_t T,
+                      float *out, wt_errbuf *err);
+
 #endif

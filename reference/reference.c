@@ -198,6 +198,11 @@ static int mixer_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_bu
 		*done = !c->fh1;
 	} else if (ref_jb_mamba_layer(c, l)) { /* Jamba: the Mamba (v1) mixer */
 		rv = ref_jb_mixer_full(c, s, l, b->h, T, b->o, err);
+	} else if (ref_p2_mamba_layer(c, l)) { /* PLaMo 2's Mamba mixer, then post_mixer_norm */
+		if ((rv = ref_p2_mixer_full(c, s, l, b->h, T, b->o, err)) == WT_OK)
+			rv =
+			    ref_norm_of(c, s, b->o, b->o, T, err,
+			                "model.layers.%lld.post_attention_layernorm", (long long)l);
 	} else if (c->afmoe) { /* the output-gated attention, then post_attention_layernorm */
 		const ref_q3n_part p = {.ckpt = true, .Hl = c->H, .KVl = c->KV};
 		if ((rv = ref_afmoe_attn(c, s, l, &p, b->h, T, b->o, err)) == WT_OK)
@@ -245,16 +250,17 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	    (rv = ref_getf(s, &bo, true, err, 1, c->hid, 0, 0,
 	                   "model.layers.%lld.self_attn.o_proj.bias", L)))
 		return rv;
-	/* per head [d], OLMo 2's over all of q [H*d] and k [KV*d], or Cohere's [H, d] / [KV, d]
-	 * (one row per head) */
+	/* per head [d], OLMo 2's over all of q [H*d] and k [KV*d], or Cohere's / PLaMo 2's [H, d] /
+	 * [KV, d] (one row per head) */
 	int64_t qnd = c->qk_norm_full ? qd : c->d, knd = c->qk_norm_full ? kvd : c->d;
-	int nd = c->cohere ? 2 : 1;
+	bool rows = c->cohere || c->plamo2; /* PLaMo 2: RMSNorms of one weight row a head */
+	int nd = rows ? 2 : 1;
 	if (c->qk_norm &&
-	    ((rv = ref_getf(s, &qn, false, err, nd, c->cohere ? c->H : qnd, c->cohere ? c->d : 0, 0,
+	    ((rv = ref_getf(s, &qn, false, err, nd, rows ? c->H : qnd, rows ? c->d : 0, 0,
 	                    "model.layers.%lld.self_attn.%s.weight", L,
 	                    ref_qk_norm_leaf(c, false))) ||
 	     (rv =
-	          ref_getf(s, &kn, false, err, nd, c->cohere ? c->KV : knd, c->cohere ? c->d : 0, 0,
+	          ref_getf(s, &kn, false, err, nd, rows ? c->KV : knd, rows ? c->d : 0, 0,
 	                   "model.layers.%lld.self_attn.%s.weight", L, ref_qk_norm_leaf(c, true)))))
 		return rv;
 	if (c->sandwich &&
@@ -272,6 +278,9 @@ static int attn_full(const ref_cfg *c, ref_set *s, int64_t l, int64_t T, ref_buf
 	if (c->qk_norm && c->cohere) {
 		ref_head_layernorm(c, b->q, qn, T, c->H);
 		ref_head_layernorm(c, b->k, kn, T, c->KV);
+	} else if (c->qk_norm && c->plamo2) {
+		ref_p2_head_norm(c, b->q, qn, T, c->H);
+		ref_p2_head_norm(c, b->k, kn, T, c->KV);
 	} else if (c->qk_norm && !c->hunyuan) {
 		ref_norm(c, b->q, b->q, qn, T * qd / qnd, qnd);
 		ref_norm(c, b->k, b->k, kn, T * kvd / knd, knd);

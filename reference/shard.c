@@ -123,8 +123,8 @@ static void norm_rows(const ref_cfg *c, float *x, const float *w, const float *m
 	}
 }
 
-/* Command R+'s per-head q_norm [Hl, d] / k_norm [KVl, d] of rank set rs on b.q, b.k: the
- * planner's rows of the rank's own q heads and kv heads. */
+/* Command R+'s per-head q_norm [Hl, d] / k_norm [KVl, d] (LayerNorms; PLaMo 2's RMSNorms) of
+ * rank set rs on b.q, b.k: the planner's rows of the rank's own q heads and kv heads. */
 static int cohere_qk_norm(shard *s, ref_set *rs, int64_t l)
 {
 	const ref_cfg *c = s->c;
@@ -135,6 +135,11 @@ static int cohere_qk_norm(shard *s, ref_set *rs, int64_t l)
 	    (rv = ref_getf(rs, &kn, false, s->err, 2, s->KVl, c->d, 0,
 	                   "model.layers.%lld.self_attn.k_norm.weight", (long long)l)))
 		return rv;
+	if (c->plamo2) { /* RMSNorms */
+		ref_p2_head_norm(c, s->b.q, qn, s->n_tok, s->Hl);
+		ref_p2_head_norm(c, s->b.k, kn, s->n_tok, s->KVl);
+		return WT_OK;
+	}
 	ref_head_layernorm(c, s->b.q, qn, s->n_tok, s->Hl);
 	ref_head_layernorm(c, s->b.k, kn, s->n_tok, s->KVl);
 	return WT_OK;
@@ -147,7 +152,7 @@ static int qk_norm_rank(shard *s, uint32_t r, int64_t l)
 {
 	const ref_cfg *c = s->c;
 	ref_set *rs = rank_set(s, r, s->g);
-	if (c->cohere) /* [Hl, d] / [KVl, d]: the rank's heads' rows */
+	if (c->cohere || c->plamo2) /* [Hl, d] / [KVl, d]: the rank's heads' rows */
 		return cohere_qk_norm(s, rs, l);
 	int64_t T = s->n_tok, d = c->d, Hl = s->Hl, KVl = s->KVl;
 	int64_t qnd = c->qk_norm_full ? c->H * d : d, knd = c->qk_norm_full ? c->KV * d : d;
@@ -270,7 +275,7 @@ static int attn_rank(shard *s, uint32_t r, int64_t l)
  * takes the mean of the T results, so a wrong replica on any rank shows (for
  * equal replicas the mean is their value up to the rounding of the sum).
  */
-static int post_norm_mean(shard *s, int64_t l, const char *leaf)
+int ref_shard_post_norm_mean(shard *s, int64_t l, const char *leaf)
 {
 	const ref_cfg *c = s->c;
 	int64_t n = s->n_tok * c->hid;
@@ -297,6 +302,8 @@ static int attn(shard *s, int64_t l)
 		return ref_shard_mm_lightning(s, l);
 	if (ref_jb_mamba_layer(s->c, l))
 		return ref_shard_jb_mamba(s, l);
+	if (ref_p2_mamba_layer(s->c, l))
+		return ref_shard_p2_mamba(s, l);
 	const ref_cfg *c = s->c;
 	int64_t n = s->n_tok * c->hid;
 	const float *bo;
@@ -318,7 +325,7 @@ static int attn(shard *s, int64_t l)
 	for (int64_t t = 0; bo && t < s->n_tok; t++)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
 	ref_gk_attn_mult(c, s->b.acc, n); /* Grok-1: before post_attn_norm */
-	if (c->sandwich && (rv = post_norm_mean(s, l, ref_post_norm(c, false))))
+	if (c->sandwich && (rv = ref_shard_post_norm_mean(s, l, ref_post_norm(c, false))))
 		return rv;
 	/* the parallel block (Cohere; GPT-NeoX's parallel residual): x is the MLP's input too;
 	 * added after it */
@@ -478,11 +485,11 @@ static int layout_fits(const ref_cfg *c, const shard *s, uint32_t group, uint32_
 		                 "layout tp %u does not fit the Mamba mixer's %lld heads and %lld "
 		                 "groups; the planner refuses it too",
 		                 s->T, (long long)c->m_heads, (long long)c->m_groups);
-	if (c->jamba && c->m_inner % T != 0)
+	if ((c->jamba && c->m_inner % T != 0) || (c->plamo2 && c->m_heads % T != 0))
 		return wt_seterr(err, WT_ELAYOUT,
-		                 "layout tp %u does not fit the Mamba mixer's %lld channels; the "
-		                 "planner refuses it too",
-		                 s->T, (long long)c->m_inner);
+		                 "layout tp %u does not fit the Mamba mixer's %lld channels (%lld "
+		                 "heads); the planner refuses it too",
+		                 s->T, (long long)c->m_inner, (long long)c->m_heads);
 	if (!q3n_fits(c, T))
 		return wt_seterr(err, WT_ELAYOUT,
 		                 "layout tp %u does not fit the gated delta net's %lld key heads "
@@ -595,7 +602,7 @@ int ref_forward_sharded(const ref_cfg *c, ref_set *ranks, const wt_layout *l, ui
 		if (rv == WT_OK && ref_arctic_res(c, i))
 			rv = ref_arctic_shard_residual(&s, i);
 		if (rv == WT_OK && c->sandwich)
-			rv = post_norm_mean(&s, i, ref_post_norm(c, true));
+			rv = ref_shard_post_norm_mean(&s, i, ref_post_norm(c, true));
 		if (rv)
 			goto out;
 		if (c->cohere || c->neox_par) /* (x + attn(h)) + mlp(h) */

@@ -46,6 +46,12 @@ static inline void add_into(float *acc, const float *x, int64_t n)
 int ref_shard_g4_mamba(shard *s, int64_t l);
 int ref_shard_mm_lightning(shard *s, int64_t l);
 int ref_shard_jb_mamba(shard *s, int64_t l);
+/* PLaMo 2's Mamba mixer of layer l, post_mixer_norm on the all-reduced output, the residual
+ * added (shard_mixers.c). */
+int ref_shard_p2_mamba(shard *s, int64_t l);
+/* Gemma 2/3's post norm `leaf` of layer l on the all-reduced b.acc, in place: the mean of
+ * every rank's replica applied (shard.c). */
+int ref_shard_post_norm_mean(shard *s, int64_t l, const char *leaf);
 /* Zamba2 (zamba2.c): *xin = layer l's input before its input_layernorm, every rank's: x,
  * or on a hybrid layer x + linear(the shared block run over the ranks) in s->b.y; layer 0
  * keeps the embeddings in s->b.sc. */

@@ -1,7 +1,7 @@
 /*
  * shard_mixers.c — the sharded reference pass (shard.c) of the recurrent mixers: Granite
- * 4.0 / Bamba's Mamba2, MiniMax's lightning attention and Jamba's Mamba (v1), each rank on
- * its heads or channels with the all-reduces an engine makes (docs/reference.md).
+ * 4.0 / Bamba's Mamba2, MiniMax's lightning attention, Jamba's Mamba (v1) and PLaMo 2's mixer, each
+ * rank on its heads or channels with the all-reduces an engine makes (docs/reference.md).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -147,4 +147,43 @@ int ref_shard_jb_mamba(shard *s, int64_t l)
 		add_into(s->b.acc + t * c->hid, bo, c->hid);
 	ref_residual_add(c, s->b.x, s->b.acc, n);
 	return WT_OK;
+}
+
+/*
+ * PLaMo 2's Mamba mixer of layer l (plamo2.c): each tp rank runs in_proj, the conv and
+ * bcdt_proj on its heads; bcdt_proj's partial products (row-parallel by its input columns)
+ * are all-reduced into [B; C; dt]; each rank normalises them with its own norm replicas, runs
+ * dt_proj's rows and scans its heads, and multiplies by its out_proj columns; the partials are
+ * all-reduced, post_mixer_norm applied (every rank's replica) and the residual added.
+ */
+int ref_shard_p2_mamba(shard *s, int64_t l)
+{
+	const ref_cfg *c = s->c;
+	int64_t T = s->n_tok, tp = (int64_t)s->T, n = T * c->hid;
+	/* tp divides m_heads (shard.c's layout check) */
+	int64_t hl = c->m_heads / tp, il = hl * c->m_dh, nxp = c->m_rank + 2 * c->m_state;
+	float *xc = calloc((size_t)(2 * T * il * tp + T * nxp), sizeof(float));
+	if (xc == NULL)
+		return wt_seterr(s->err, WT_ENOMEM, "layer %lld Mamba mixer: out of memory",
+		                 (long long)l);
+	float *z = xc + T * il * tp, *xp = z + T * il * tp;
+	int rv = WT_OK;
+	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++) {
+		ref_set *rs = rank_set(s, r, s->g);
+		if ((rv = ref_block_input(c, rs, s->b.h, s->b.x, T, l, ref_attn_norm(c), s->err)) ==
+		    WT_OK)
+			rv = ref_p2_in(c, rs, l, hl, s->b.h, T, xc + r * T * il, z + r * T * il, xp,
+			               s->err);
+	}
+	memset(s->b.acc, 0, (size_t)n * sizeof(float));
+	for (uint32_t r = 0; r < s->T && rv == WT_OK; r++)
+		if ((rv = ref_p2_out(c, rank_set(s, r, s->g), l, hl, xc + r * T * il,
+		                     z + r * T * il, xp, T, s->b.o, s->err)) == WT_OK)
+			add_into(s->b.acc, s->b.o, n);
+	free(xc);
+	if (rv == WT_OK)
+		rv = ref_shard_post_norm_mean(s, l, ref_post_norm(c, false));
+	if (rv == WT_OK)
+		ref_residual_add(c, s->b.x, s->b.acc, n);
+	return rv;
 }
