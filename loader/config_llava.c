@@ -215,3 +215,21 @@ int config_parse_minimax_vl(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *
 		                 "minimax_text_01)");
 	return parse_llava_like(root, v, c, -2, "clip_vision_model", "", err);
 }
+
+/* The reference's reading of a MiniMax-VL-01 config (reference/ckpt.c json_keys): text_config
+ * laid over the top level as the loader's view does (the top level's tie dropped), then
+ * MiniMax-Text-01's remote keys renamed (config_minimax01_keys). */
+int config_minimax_vl_flat(json_t *root, wt_errbuf *err)
+{
+	json_t *tc = json_object_get(root, "text_config");
+	if (!json_is_object(tc))
+		return WT_OK;
+	json_incref(tc);
+	json_object_del(root, "tie_word_embeddings");
+	json_object_del(root, "text_config");
+	int rv = json_object_update(root, tc) == 0
+	             ? WT_OK
+	             : wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	json_decref(tc);
+	return rv == WT_OK ? config_minimax01_keys(root, err) : rv;
+}
