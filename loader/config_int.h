@@ -70,6 +70,12 @@ int config_parse_aya_vision(json_t *root, struct ckpt_config *c, wt_errbuf *err)
  * the tower's and text_config's model_type (config_llava.c). */
 bool config_is_llava_onevision(json_t *root);
 int config_parse_llava_onevision(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a MiniMax-VL-01 config (model_type minimax_vl_01)? Its vision_feature_layer, the
+ * tower's and text_config's model_type, the latter required (config_llava.c). */
+bool config_is_minimax_vl(json_t *root);
+int config_parse_minimax_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* root with text_config laid over it and MiniMax-Text-01's keys renamed (the reference). */
+int config_minimax_vl_flat(json_t *root, wt_errbuf *err);
 /* Is root a Cohere2Vision config (model_type cohere2_vision)? Its downsample_factor,
  * alignment_intermediate_size, text_config's model_type (config_llava.c). */
 bool config_is_cohere2_vision(json_t *root);

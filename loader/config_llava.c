@@ -200,3 +200,42 @@ int config_parse_cohere2_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	                             : "cohere2");
 	return rv;
 }
+
+bool config_is_minimax_vl(json_t *root)
+{
+	const char *mt = json_string_value(json_object_get(root, "model_type"));
+	return mt != NULL && strcmp(mt, "minimax_vl_01") == 0;
+}
+
+/* MiniMaxVL01Config (the remote configuration_minimax_vl_01.py, vLLM's copy in
+ * vllm/transformers_utils/configs/): vision_feature_layer (-2), vision_config.model_type
+ * (clip_vision_model when it has none); text_config must name its model_type (the class
+ * asserts it, then builds a MiniMaxText01Config of it). */
+int config_parse_minimax_vl(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *tc = json_object_get(root, "text_config");
+	if (json_is_object(tc) && !json_is_string(json_object_get(tc, "model_type")))
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: text_config.model_type is missing: "
+		                 "MiniMaxVL01Config asserts it (MiniMax-VL-01's: "
+		                 "minimax_text_01)");
+	return parse_llava_like(root, v, c, -2, "clip_vision_model", "", err);
+}
+
+/* The reference's reading of a MiniMax-VL-01 config (reference/ckpt.c json_keys): text_config
+ * laid over the top level as the loader's view does (the top level's tie dropped), then
+ * MiniMax-Text-01's remote keys renamed (config_minimax01_keys). */
+int config_minimax_vl_flat(json_t *root, wt_errbuf *err)
+{
+	json_t *tc = json_object_get(root, "text_config");
+	if (!json_is_object(tc))
+		return WT_OK;
+	json_incref(tc);
+	json_object_del(root, "tie_word_embeddings");
+	json_object_del(root, "text_config");
+	int rv = json_object_update(root, tc) == 0
+	             ? WT_OK
+	             : wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
+	json_decref(tc);
+	return rv == WT_OK ? config_minimax01_keys(root, err) : rv;
+}

@@ -168,6 +168,8 @@ static void drop_composite_keys(json_t *v, json_t *root)
 	for (size_t i = 0; mt != NULL && i < sizeof(tie_by_text) / sizeof(tie_by_text[0]); i++)
 		if (strcmp(mt, tie_by_text[i]) == 0)
 			json_object_del(v, "tie_word_embeddings");
+	if (config_is_minimax_vl(root)) /* vLLM builds its LM of text_config alone */
+		json_object_del(v, "tie_word_embeddings");
 	bool pali = config_is_paligemma(root);
 	if (pali) {
 		json_object_del(v, "hidden_size");

@@ -243,6 +243,7 @@ static const struct family_row families[] = {
     /* MiniMaxForCausalLM: lightning-attention layers (minimax.c) beside Mixtral's
      * attention, Mixtral's MoE, x = alpha * norm(x) + beta * branch (cfg_minimax.c) */
     {"minimax", REF_MIXTRAL, false, 0, FAM_MINIMAX},
+    {"minimax_vl_01", REF_MIXTRAL, false, 0, FAM_MINIMAX}, /* its LM on text tokens */
     /* JambaForCausalLM: Mamba (v1) mixers (jamba.c) and Llama attention without
      * positions; softmax top-k experts, not renormalised, in the expert layers, a
      * dense feed_forward elsewhere (cfg_jamba.c) */

@@ -297,6 +297,7 @@ static const struct {
     /* MiniMax-Text-01 / -M1's remote names (loader/config_minimax01.c; transformers'
      * MiniMaxConfig left as it is) */
     {"minimax", config_minimax01_keys},
+    {"minimax_vl_01", config_minimax_vl_flat}, /* text_config over the top, the same */
     /* Code World Model's derived keys (loader/config_cwm.c; other model_types untouched) */
     {"ministral", config_cwm_keys},
     {"step3_text", config_step3_text_keys}, /* moe_top_k as num_experts_per_tok */
@@ -381,7 +382,7 @@ static int family_layers(const ckpt_config *cc, const char *fam, ref_cfg *c, wt_
 		c->first_dense = cc->first_k_dense_replace;
 		c->lfm2_bias = cc->lfm2_expert_bias;
 	}
-	if (strcmp(fam, "minimax") == 0)
+	if (strcmp(fam, "minimax") == 0 || strcmp(fam, "minimax_vl_01") == 0)
 		rv = minimax_layers(cc, c, err);
 	if (strcmp(fam, "granitemoehybrid") == 0)
 		rv = g4_layers(cc, c, false, err);

@@ -18,41 +18,16 @@
  */
 #include <inttypes.h>
 
-#include "shardmap/family_rules.h"
-
-#define MM_ATT SM_LAYER "self_attn."
-
-/* q / k / v of the softmax-attention layers, fused as vLLM's QKVParallelLinear. */
-#define MM_QKV(x, part, d)                                                                         \
-	SM_RULE(MM_ATT x "_proj.weight", MM_ATT "qkv_proj.weight", SM_K_QKV, part, SM_U_HEADS,     \
-	        SM_C_FULLATT, SM_F_QUANT, 2, d, SM_D_HID)
+#include "shardmap/family_minimax.h"
 
 static const sm_rule minimax_rules[] = {
     SM_RULES_TOP,
-    SM_RULES_LNORM,
-    /* softmax attention */
-    MM_QKV("q", 0, SM_D_Q),
-    MM_QKV("k", 1, SM_D_KV),
-    MM_QKV("v", 2, SM_D_KV),
-    SM_RULE(MM_ATT "o_proj.weight", MM_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS, SM_C_FULLATT,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    /* lightning attention: the norm is never quantized */
-    SM_RULE(MM_ATT "qkv_proj.weight", MM_ATT "qkv_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,
-            SM_C_LINATT, SM_F_QUANT, 2, SM_D_Q3, SM_D_HID),
-    SM_RULE(MM_ATT "output_gate.weight", MM_ATT "output_gate.weight", SM_K_ROWS, 0, SM_U_HEADS,
-            SM_C_LINATT, SM_F_QUANT, 2, SM_D_Q, SM_D_HID),
-    SM_RULE(MM_ATT "norm.weight", MM_ATT "norm.weight", SM_K_ROWS, 0, SM_U_HEADS, SM_C_LINATT, 0, 1,
-            SM_D_Q, SM_D_ANY),
-    SM_RULE(MM_ATT "out_proj.weight", MM_ATT "out_proj.weight", SM_K_COLS, 0, SM_U_HEADS,
-            SM_C_LINATT, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    /* Mixtral's MoE in every layer */
-    SM_RULE_ROUTER("block_sparse_moe.gate.weight", 2, SM_D_E, SM_D_HID),
-    SM_RULES_EXPERTS("block_sparse_moe.experts.", "w1", "w3", "w2"),
+    SM_RULES_MINIMAX_LAYERS,
 };
 
 /* MiniMaxDecoderLayer: MiniMaxLightningAttention when layer_types[i] is
  * "linear_attention"; without layer_types MiniMaxConfig's alternation (odd layers). */
-static bool minimax_linear(const ckpt_config *c, int64_t i)
+bool shardmap_minimax_linear(const ckpt_config *c, int64_t i)
 {
 	if (c->has_layer_types)
 		return i >= 0 && (uint64_t)i < c->n_layer_types &&
@@ -60,7 +35,7 @@ static bool minimax_linear(const ckpt_config *c, int64_t i)
 	return (i + 1) % 2 == 0;
 }
 
-static bool minimax_moe(const ckpt_config *c, int64_t i)
+bool shardmap_minimax_moe(const ckpt_config *c, int64_t i)
 {
 	(void)i;
 	return c->num_experts > 0;
@@ -68,7 +43,7 @@ static bool minimax_moe(const ckpt_config *c, int64_t i)
 
 /* layer_types one per layer, each of the two kinds a MiniMax layer can be; experts in
  * every layer (MiniMaxSparseMoeBlock). */
-static int minimax_check(const ckpt_config *c, wt_errbuf *err)
+int shardmap_minimax_check(const ckpt_config *c, wt_errbuf *err)
 {
 	if (c->has_layer_types) {
 		if ((uint64_t)c->num_hidden_layers != c->n_layer_types)
@@ -97,9 +72,9 @@ static int minimax_check(const ckpt_config *c, wt_errbuf *err)
 /* MiniMaxLightningAttention's persistent buffers: a checkpoint transformers saved holds
  * them, vLLM's minimax_text_01.py computes the slopes itself (and has no parameter of
  * these names), so they are dropped as the rotary inv_freq is. */
-static const char *const minimax_drops[] = {"self_attn.slope_rate", "self_attn.query_decay",
-                                            "self_attn.key_decay", "self_attn.diagonal_decay",
-                                            NULL};
+const char *const shardmap_minimax_drops[] = {"self_attn.slope_rate", "self_attn.query_decay",
+                                              "self_attn.key_decay", "self_attn.diagonal_decay",
+                                              NULL};
 
 /* MiniMaxText01ForCausalLM / MiniMaxM1ForCausalLM: the releases' remote-code names, which
  * vLLM's registry maps onto the same minimax_text_01.py (their config.json's own keys read
@@ -113,10 +88,10 @@ const sm_family shardmap_family_minimax = {
     .archs = minimax_archs,
     .rules = minimax_rules,
     .n_rules = SM_NRULES(minimax_rules),
-    .layer_is_moe = minimax_moe,
+    .layer_is_moe = shardmap_minimax_moe,
     .layer_prefix = "model.layers.",
-    .check = minimax_check,
-    .layer_is_linear = minimax_linear,
+    .check = shardmap_minimax_check,
+    .layer_is_linear = shardmap_minimax_linear,
     .linear_keys = "layer_types",
-    .drop_suffixes = minimax_drops,
+    .drop_suffixes = shardmap_minimax_drops,
 };

@@ -67,10 +67,11 @@ static void check_towers(const fam_expect *e, const ckpt_config *cfg)
 	bool cl = strcmp(e->name, "clip") == 0;
 	bool sg = strcmp(e->name, "siglip") == 0;
 	bool jv = strcmp(e->name, "jina_vl") == 0; /* Qwen2-VL's tower under a score head */
+	bool mv = strcmp(e->name, "minimax_vl_01") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
 	                                      ov || c2v || ivl || px || fy || lvl || b2 || ar ||
-	                                      ml || qo || cl || sg || jv);
+	                                      ml || qo || cl || sg || jv || mv);
 	if (ivl)
 		check_internvl(cfg, e->name[8] != '\0' ? e->name + 9 : "qwen2");
 	if (m3) { /* Pixtral's vision_config; the projector's keys at the top level */
@@ -86,8 +87,8 @@ static void check_towers(const fam_expect *e, const ckpt_config *cfg)
 		assert_int_equal(cfg->intermediate_size_mlp, 384);
 		assert_false(cfg->has_moe_layers);
 	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl || b2 ||
-	           ar || ml || qo || cl || sg) {
-		/* checked above */
+	           ar || ml || qo || cl || sg || mv) {
+		/* checked above (mv: check_minimax_vl_01) */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_num_attn_heads, 4);

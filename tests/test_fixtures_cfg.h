@@ -444,6 +444,7 @@ static const struct {
     {"stablelm", check_stablelm},
     {"minimax", check_minimax},
     {"minimax_text01", check_minimax_text01},
+    {"minimax_vl_01", check_minimax_vl_01},
     {"jamba_cls", check_jamba_cls},
     {"jamba", check_jamba},
     {"glm4_moe", check_glm4_moe},

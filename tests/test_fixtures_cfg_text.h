@@ -591,4 +591,19 @@ static void check_plamo2(const ckpt_config *cfg)
 	    strcmp(cfg->architecture, "Plamo2ForCausalLM") == 0);
 }
 
+/* MiniMax-VL-01: text_config's MiniMax-Text-01 keys (attn_type_list [0, 0, 1, 0] as layer_types,
+ * 4 experts), the CLIP tower, vision_feature_layer -1; the top level's tie not the LM's */
+static void check_minimax_vl_01(const ckpt_config *cfg)
+{
+	assert_true(cfg->has_layer_types && cfg->n_layer_types == 4 &&
+	            cfg->layer_types[1] == CKPT_LAYER_LINEAR_ATTN &&
+	            cfg->layer_types[2] == CKPT_LAYER_FULL_ATTN && cfg->num_experts == 4 &&
+	            !cfg->tie_word_embeddings && cfg->v_feature_layer == -1 &&
+	            cfg->v_hidden_size == 64 && cfg->v_num_layers == 2 &&
+	            strcmp(cfg->v_model_type, "clip_vision_model") == 0 &&
+	            strcmp(cfg->lm_model_type, "minimax_text_01") == 0 &&
+	            strcmp(cfg->model_type, "minimax_vl_01") == 0 &&
+	            strcmp(cfg->architecture, "MiniMaxVL01ForConditionalGeneration") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

@@ -763,6 +763,13 @@ static const fam_expect fams_mm[] = {
      4 * (1000 * 128 + 3 * 128 + 2 * (384 * 129 + 128 * 129 + 384 * 128 + 128 * 193 + 4 * 128) +
           129 * 128 + 129),
      128, 8, 8, 16, 192, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 1},
+    /* minimax_vl_01: minimax_text01's LM, llava's CLIP tower, linear_1 [256, 64] / linear_2 [256,
+     * 256] with biases, image_newline [256]; two files */
+    {"minimax_vl_01", 123,
+     MM_BYTES + 2 * (64 + 64 * 3 * 14 * 14 + 5 * 64 + 4 * 64 +
+                     2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 256 * 64 +
+                     256 * 256 + 3 * 256),
+     256, 8, 4, 32, 128, 1000, 4, 0, 4, 128, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS (N_FAMS_A + sizeof(fams_mm) / sizeof(fams_mm[0]))
 

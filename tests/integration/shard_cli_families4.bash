@@ -622,3 +622,24 @@ grep -q "norm.weight_scale\|norm_weight_scale\|lm_head.weight_scale\|conv1d.weig
 refused_edit plamo2 's/"mamba_enabled": true/"mamba_enabled": false/' "mamba_enabled"
 refused_edit plamo2 's/"mamba_step": 2/"mamba_step": 1/' "mamba_step"
 refused_edit plamo2 's/"mamba_step": 2/"mamba_step": 4/' "a Mamba layer"
+
+# MiniMax-VL-01 (MiniMaxVL01ForConditionalGeneration): minimax_text01's cut under language_model.
+# (TP 4: the lightning attention's 2 whole heads of qkv_proj), the CLIP tower's qkv_proj by heads,
+# the projector's linear_1 rows with its bias, linear_2 columns with its bias whole,
+# image_newline whole and unquantized, post_layernorm skipped; the text model's model_type, a
+# list vision_feature_layer and another tower refused
+"$CTL" plan --model-dir "$T/minimax_vl_01" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan minimax_vl_01"
+plan_has minimax_vl_01 "language_model.model.layers.0.self_attn.qkv_proj.weight *I8 *\[192, 256\]" \
+	"language_model.model.layers.0.self_attn.norm.weight *BF16 *\[64\]" \
+	"vision_tower.vision_model.encoder.layers.0.self_attn.qkv_proj.weight *I8 *\[48, 64\]" \
+	"multi_modal_projector.linear_1.weight *I8 *\[64, 64\]" \
+	"multi_modal_projector.linear_1.bias *BF16 *\[64\]" \
+	"multi_modal_projector.linear_2.weight *I8 *\[256, 64\]" \
+	"multi_modal_projector.linear_2.bias *BF16 *\[256\]" "image_newline *BF16 *\[256\]" \
+	"skipped vision_tower.vision_model.post_layernorm.weight"
+refused_edit minimax_vl_01 's/"minimax_text_01"/"llama"/' "text_config.model_type 'llama'"
+refused_edit minimax_vl_01 's/"vision_feature_layer": -1/"vision_feature_layer": [-1]/' \
+	"vision_feature_layer is a list"
+refused_edit minimax_vl_01 's/"clip_vision_model"/"idefics3_vision"/' \
+	"init_vision_tower_for_MiniMaxVL01"

@@ -142,7 +142,7 @@ def check(ctl, model, T, P, quant, up_gate=False):
                                "llava_onevision", "cohere2_vision", "llava_next_video",
                                "qwen2_audio", "internvl", "fuyu", "lfm2-vl",
                                "granite_speech", "blip-2", "aria", "voxtral",
-                               "mllama"):  # -> LM + tower
+                               "mllama", "minimax_vl_01"):  # -> LM + tower
         tc = cfg["text_config"]
         cfg = dict(cfg, **{k: v for k, v in tc.items()
                            if k not in ("model_type", "architectures")})  # llava's says Llama

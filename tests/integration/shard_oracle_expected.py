@@ -340,10 +340,10 @@ def expected(src, cfg, T, r, P=1, e=0, fp8pass=False, up_gate=False, pad=64):
                 add(name, pieces_cols(name, r * cols // T, cols // T)); continue  # RowParallel
             if re.search(r"\.fc1\.(weight|bias)$", name):
                 add(name, pieces_rows(name, r * rows // T, rows // T)); continue  # ColumnParallel
-        if arch.startswith("Llava") and llava_unbuilt(name, cfg):
+        if arch.startswith(("Llava", "MiniMaxVL01")) and llava_unbuilt(name, cfg):
             continue  # vLLM builds no post_layernorm nor blocks past vision_feature_layer
         if arch in ("Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration",
-                    "LlavaNextForConditionalGeneration") and \
+                    "LlavaNextForConditionalGeneration", "MiniMaxVL01ForConditionalGeneration") and \
                 name.startswith("multi_modal_projector.linear_"):
             if name.startswith("multi_modal_projector.linear_1."):  # ColumnParallelLinear
                 add(name, pieces_rows(name, r * rows // T, rows // T))

@@ -122,7 +122,8 @@ ORACLES["NomicBertModel"] = nomic  # onto vLLM's names, fc12 / fc11 merged gate 
 ORACLES["GteNewModel"] = gte_new  # onto vLLM's names, up_gate_proj re-merged gate first
 ORACLES["GteNewForSequenceClassification"] = gte_new_cls  # the same under new., the head whole
 
-MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
+MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM",
+                 "MiniMaxVL01ForConditionalGeneration")  # its LM under language_model.
 
 CFGS = {"ExaoneForCausalLM": exaone_cfg, "MiniCPMForCausalLM": minicpm_cfg}
 CFGS.update({a: chatglm_cfg for a in CHATGLM_ARCHS})
