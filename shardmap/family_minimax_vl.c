@@ -54,6 +54,7 @@ static const sm_rule mv_siglip_rules[] = {
     SM_RULES_TOP_AT("language_model."),
     SM_RULES_MINIMAX_LAYERS,
     SM_RULES_SIGLIP_TOWER(MV_VT),
+    SM_RULES_SIGLIP_POOL_HEAD(MV_VT "head.", SM_C_VHEAD),
     MV_RULES_PROJ,
 };
 

@@ -106,6 +106,8 @@ static tm_model *mv_model(int tower)
 		add_pixtral(m, 3);
 	else
 		mm_add_vit(m, LAY_V450, tower == 0, VE, VI, tower == 0 ? VNP : VNP - 1, 3);
+	if (tower == 1) /* SigLIP's pooling head: vision_use_head absent, so vLLM builds it */
+		fx_add_siglip_head(m, VT "head.", VE, VI);
 	tm_add2(m, PJ "linear_1.weight", HID, VE);
 	tm_add2(m, PJ "linear_1.bias", HID, 0);
 	tm_add2(m, PJ "linear_2.weight", HID, HID);
@@ -251,6 +253,7 @@ static void test_mv_towers(void **state)
 				fx_vit_block(&f, T, r, VB, blk, VE, VI);
 			assert_int_equal(tm_ix(f.p, r, VT "embeddings.class_embedding"), -1);
 			repl(&f, r, VT "embeddings.patch_embedding.bias");
+			fx_siglip_head_is(&f, T, r, VT "head.", VE, VI);
 			proj_rank(&f, r, T);
 		}
 		assert_true(fx_skipped(&f, VT "encoder.layers.2.mlp.fc1.weight") &&
