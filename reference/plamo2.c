@@ -43,6 +43,7 @@
 
 #include "loader/loader.h"
 #include "reference/reference.h"
+#include "reference/plamo3.h"
 #include "reference/reference_int.h"
 
 #define MIXER "model.layers.%lld.mixer."
@@ -153,25 +154,7 @@ static double p2_offset(const char *n)
 int ref_plamo2_rename(const ref_cfg *c, ref_set *in, ref_set *out, bool whole, wt_errbuf *err)
 {
 	int rv = ref_rename_each(in, out, p2_one, c, whole, err);
-	if (rv != WT_OK)
-		return rv;
-	(void)ref_set_find(out, ""); /* sorted once: the lookups below keep the order */
-	for (size_t i = 0; i < out->n && rv == WT_OK; i++) {
-		ref_tensor *t = &out->t[i];
-		double off = p2_offset(t->name);
-		if (off == 0.0)
-			continue;
-		const float *v;
-		int64_t n = t->shape[0];
-		rv = t->ndim == 1 ? ref_get(out, t->name, 1, &n, &v, err)
-		                  : wt_seterr(err, WT_ESHAPE, "tensor '%s': a norm of %d dims",
-		                              t->name, t->ndim);
-		for (int64_t k = 0; rv == WT_OK && k < n; k++)
-			t->f32[k] = (float)((double)t->f32[k] + off);
-	}
-	if (rv != WT_OK)
-		ref_set_clear(out);
-	return rv;
+	return rv != WT_OK ? rv : ref_norm_offsets(out, p2_offset, err);
 }
 
 void ref_p2_head_norm(const ref_cfg *c, float *x, const float *w, int64_t T, int64_t nh)

@@ -69,15 +69,13 @@ static double p3_offset(const char *n)
 	return 0.0;
 }
 
-int ref_plamo3_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
+int ref_norm_offsets(ref_set *out, double (*offset)(const char *name), wt_errbuf *err)
 {
-	int rv = ref_rename_each(in, out, p3_one, c, true, err);
-	if (rv != WT_OK)
-		return rv;
+	int rv = WT_OK;
 	(void)ref_set_find(out, ""); /* sorted once: the lookups below keep the order */
 	for (size_t i = 0; i < out->n && rv == WT_OK; i++) {
 		ref_tensor *t = &out->t[i];
-		double off = p3_offset(t->name);
+		double off = offset(t->name);
 		if (off == 0.0)
 			continue;
 		const float *v;
@@ -91,6 +89,12 @@ int ref_plamo3_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *er
 	if (rv != WT_OK)
 		ref_set_clear(out);
 	return rv;
+}
+
+int ref_plamo3_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err)
+{
+	int rv = ref_rename_each(in, out, p3_one, c, true, err);
+	return rv != WT_OK ? rv : ref_norm_offsets(out, p3_offset, err);
 }
 
 int ref_cfg_plamo3(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)

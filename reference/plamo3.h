@@ -12,6 +12,9 @@
 
 /* Does s hold PLaMo 3's own names (model.layers.layers.0.pre_mixer_norm.weight)? */
 bool ref_plamo3_named(ref_set *s);
+/* Add offset(name) to every 1-D tensor of out it is not 0 for (the norms' load-time offsets of
+ * PLaMo 3 and PLaMo 2); another rank there is WT_ESHAPE. On error out is cleared. */
+int ref_norm_offsets(ref_set *out, double (*offset)(const char *name), wt_errbuf *err);
 /* in under Gemma 3's names (plamo3.c's table) into out, every norm plus its offset. */
 int ref_plamo3_rename(const ref_cfg *c, ref_set *in, ref_set *out, wt_errbuf *err);
 /* rope_theta (absent: 1e6), rope_local_theta (1e4), window_size (2048), sliding_window_pattern
