@@ -21,6 +21,7 @@
 
 #define SEED 0x31a7ull
 #include "test_shardmap_fx.h"
+#include "test_shardmap_vl_tower.h"
 
 /* LM: hid 128, H 8, KV 2, d 16, I 256, V 256, L 2. Vision: depth 2, embed 64, heads 8,
  * mlp 256, merger 256 (merge 2), patch embed [64, 3, 2, 2, 2]. */
@@ -62,37 +63,15 @@ static void add(tm_model *m, bool hf5, const char *c, int64_t a, int64_t b)
 	tm_add2(m, n, a, b);
 }
 
-/* Qwen2-VL's vision tower: the patch embed, two blocks, the merger. */
+/* Qwen2-VL's vision tower (test_shardmap_vl_tower.h) in this test's layout. */
+static void add_lay(tm_model *m, int layout, const char *c, int64_t a, int64_t b)
+{
+	add(m, (bool)layout, c, a, b);
+}
+
 static void add_vision(tm_model *m, bool hf5)
 {
-	static const struct {
-		const char *n;
-		int64_t a, b;
-	} v[] = {
-	    {"norm1.weight", VE, 0},         {"norm1.bias", VE, 0},
-	    {"norm2.weight", VE, 0},         {"norm2.bias", VE, 0},
-	    {"attn.qkv.weight", 3 * VE, VE}, {"attn.qkv.bias", 3 * VE, 0},
-	    {"attn.proj.weight", VE, VE},    {"attn.proj.bias", VE, 0},
-	    {"mlp.fc1.weight", 4 * VE, VE},  {"mlp.fc1.bias", 4 * VE, 0},
-	    {"mlp.fc2.weight", VE, 4 * VE},  {"mlp.fc2.bias", VE, 0},
-	};
-	char b[200];
-	for (int blk = 0; blk < 2; blk++)
-		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
-			snprintf(b, sizeof(b), "visual.blocks.%d.%s", blk, v[k].n);
-			add(m, hf5, b, v[k].a, v[k].b);
-		}
-	add(m, hf5, "visual.merger.ln_q.weight", VE, 0);
-	add(m, hf5, "visual.merger.ln_q.bias", VE, 0);
-	add(m, hf5, "visual.merger.mlp.0.weight", VM, VM);
-	add(m, hf5, "visual.merger.mlp.0.bias", VM, 0);
-	add(m, hf5, "visual.merger.mlp.2.weight", HID, VM);
-	add(m, hf5, "visual.merger.mlp.2.bias", HID, 0);
-	add(m, hf5, "visual.patch_embed.proj.weight", VE * 3 * 2 * 2 * 2, 0);
-	st_desc *d = &m->d[m->n - 1];
-	int64_t shape5[5] = {VE, 3, 2, 2, 2};
-	d->ndim = 5;
-	memcpy(d->shape, shape5, sizeof(shape5));
+	vl_add_tower(m, (int)hf5, add_lay, VE, VM, HID);
 }
 
 /* Qwen2-VL (tied: no lm_head) and the score head of `labels` outputs (none when 0; no score.0
