@@ -106,6 +106,19 @@ static const class_default aquila_defaults[] = {
     {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
 };
 
+/* Phi3VConfig's (the remote configuration_phi3_v.py of microsoft/Phi-3-vision-128k-instruct,
+ * not read here: its signature as recalled, Phi3Config's of its time, which transformers
+ * 4.57.1's Phi3Config still has): vocab_size 32064, hidden_size 3072, intermediate_size 8192,
+ * 32 layers, 32 heads (num_key_value_heads None: the heads), max_position_embeddings 4096,
+ * rms_norm_eps 1e-5, rope_theta 10000, untied; img_processor None and embd_layer "default",
+ * which config_phi3v.c refuses. */
+static const class_default phi3_v_defaults[] = {
+    {"vocab_size", false, 32064},       {"hidden_size", false, 3072},
+    {"intermediate_size", false, 8192}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32}, {"max_position_embeddings", false, 4096},
+    {"rms_norm_eps", true, 1e-5},       {"rope_theta", true, 10000.0},
+};
+
 /* LlamaBidirectionalConfig's (the remote configuration of nvidia/llama-nemotron-embed-1b-v2, a
  * LlamaConfig subclass adding pooling "avg" and temperature 1.0): transformers 4.57.1's
  * LlamaConfig defaults, vocab_size 32000, hidden_size 4096, intermediate_size 11008, 32 layers,
@@ -633,6 +646,7 @@ static const struct {
     CLASS("llama_bidirec", llama_bidirec_defaults), /* LlamaBidirectionalModel (config_bidir.c) */
     CLASS("nomic_bert", nomic_bert_defaults), /* NomicBertModel (config_nomic.c) */
     CLASS("new", gte_new_defaults),           /* GteNewModel (config_gte.c) */
+    CLASS("phi3_v", phi3_v_defaults), /* Phi3VForCausalLM (config_phi3v.c) */
     /* clang-format on */
 };
 

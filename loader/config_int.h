@@ -128,6 +128,10 @@ int config_flat_root(json_t *root, json_t **out, wt_errbuf *err);
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);
 int config_parse_fuyu(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Phi-3-Vision config (model_type phi3_v)? img_processor / embd_layer checked and
+ * vLLM's fixed CLIP ViT-L/14-336 laid onto the vision fields (config_phi3v.c). */
+bool config_is_phi3v(json_t *root);
+int config_parse_phi3v(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root an Aria config (model_type aria)? The projector's queries (the largest value of
  * projector_patch_to_query_dict, 256 when absent) and text_config's model_type ("" without a
  * text_config object, "?" without model_type; config_aria.c, called by config_parse_vision). */

@@ -108,6 +108,8 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->v_in_chans = 3;
 	if (config_is_fuyu(root)) /* no vision_config: vision_embed_tokens' top-level keys */
 		return config_parse_fuyu(root, c, err);
+	if (config_is_phi3v(root)) /* no vision_config: vLLM's fixed CLIP, img_processor's */
+		return config_parse_phi3v(root, c, err);
 	if (config_is_mllama(root)) /* MllamaVisionConfig's keys and defaults */
 		return config_parse_mllama(root, v, c, err);
 	if (config_is_internvl(root)) /* [h, w] sizes, InternVLVisionConfig's defaults */

@@ -26,10 +26,7 @@ static const sm_rule qwen3_rules[] = {
 static const sm_rule phi3_rules[] = {
     SM_RULES_TOP,
     SM_RULES_LNORM,
-    SM_RULE(SM_LAYER "self_attn.qkv_proj.weight", SM_LAYER "self_attn.qkv_proj.weight", SM_K_QKVC,
-            0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
-    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight", SM_K_COLS, 0,
-            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
+    SM_RULES_PHI3_ATTN,
     SM_RULES_MLP_FUSED,
 };
 

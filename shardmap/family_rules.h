@@ -158,6 +158,15 @@
 	    SM_RULE(SM_LAYER "mlp.down_proj.bias", SM_LAYER "mlp.down_proj.bias", SM_K_REPL, 0,    \
 	            SM_U_NONE, SM_C_MLPBIAS, 0, 1, SM_D_HID, SM_D_ANY)
 
+/* Phi-3's attention (Phi-3, Phi-3-Vision's language model): q/k/v fused in the checkpoint as
+ * self_attn.qkv_proj [(H + 2 KV) d, hid], re-sliced into each rank's [q_r; k_r; v_r] (kv heads
+ * replicated when KV < T); o_proj by columns. */
+#define SM_RULES_PHI3_ATTN                                                                         \
+	SM_RULE(SM_LAYER "self_attn.qkv_proj.weight", SM_LAYER "self_attn.qkv_proj.weight",        \
+	        SM_K_QKVC, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),            \
+	    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight",        \
+	            SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q)
+
 /* Dense MLP with gate/up already fused in the checkpoint (Phi-3, GLM):
  * mlp.gate_up_proj [2I, hid] re-sliced into [gate_r ; up_r], down_proj by columns. */
 #define SM_RULES_MLP_FUSED                                                                         \
