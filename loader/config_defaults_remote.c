@@ -4,7 +4,8 @@
  * Baichuan, Xverse, Aquila, Orion, TeleChat2, Arctic, MiniCPM3, Grok-1, Bailing MoE, Falcon's
  * RefinedWeb ...),
  * taken from the class signatures (vLLM's stored copies or the Hub's files; each table says
- * which): config_class_defaults_classic (config_defaults_classic.c) falls back to these.
+ * which): config_class_defaults_classic (config_defaults_classic.c) falls back to these, and
+ * these to config_defaults_vl.c's.
  */
 #include <stddef.h>
 #include <string.h>
@@ -657,5 +658,5 @@ const class_default *config_class_defaults_remote(const char *mt, size_t *n)
 			*n = classes[i].n;
 			return classes[i].defaults;
 		}
-	return NULL;
+	return config_class_defaults_vl(mt, n);
 }

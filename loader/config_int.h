@@ -165,9 +165,19 @@ const class_default *config_class_defaults(const char *mt, size_t *n);
 /* The same for the GPT-era and state-space families (config_defaults_classic.c), then
  * config_class_defaults_remote's, or NULL; mt not NULL. */
 const class_default *config_class_defaults_classic(const char *mt, size_t *n);
-/* The same for the families whose configuration is remote code (config_defaults_remote.c), or
- * NULL; mt not NULL. */
+/* The same for the families whose configuration is remote code (config_defaults_remote.c), then
+ * config_class_defaults_vl's, or NULL; mt not NULL. */
 const class_default *config_class_defaults_remote(const char *mt, size_t *n);
+/* Qwen2-VL's / Qwen2.5-VL's text classes (model_type qwen2_vl, qwen2_5_vl and their *_text), or
+ * NULL; mt not NULL (config_defaults_vl.c). Static tables. */
+const class_default *config_class_defaults_vl(const char *mt, size_t *n);
+/* Qwen2-VL / Qwen2.5-VL: an explicit null num_key_value_heads of view v becomes
+ * num_attention_heads, as Qwen2VLTextConfig does (config_defaults_vl.c). */
+int config_qwen2_vl_keys(json_t *v, wt_errbuf *err);
+/* root of model_type qwen2_vl / qwen2_5_vl: *out = a new copy of its vision_config (an empty
+ * object when absent or null) with the vision class's defaults where keys are absent or null;
+ * else (or vision_config not an object) *out = NULL, WT_OK (config_defaults_vl.c). */
+int config_qwen2_vl_vision(json_t *root, json_t **out, wt_errbuf *err);
 
 /* Hunyuan V1 MoE (model_type hunyuan_v1_moe): the per-layer lists moe_intermediate_size,
  * moe_topk, num_shared_expert of view v replaced by their one value (all entries equal, one

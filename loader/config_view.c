@@ -232,6 +232,10 @@ static const key_reader keys_before[] = {
     {"nomic_bert", config_nomic_bert_keys},
     {"new", config_gte_new_keys},
     {"gte", config_gte_keys},
+    {"qwen2_vl", config_qwen2_vl_keys},
+    {"qwen2_5_vl", config_qwen2_vl_keys},
+    {"qwen2_vl_text", config_qwen2_vl_keys},
+    {"qwen2_5_vl_text", config_qwen2_vl_keys},
 };
 
 /* The readers that run after the class defaults (they read what the defaults filled in). */

@@ -94,9 +94,9 @@ static int parse_vision_top(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *
 	return rv;
 }
 
-int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
+/* config_parse_vision over vision_config v (NULL or null when absent). */
+static int parse_vision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 {
-	json_t *v = json_object_get(root, "vision_config");
 	c->v_depth = c->v_embed_dim = c->v_num_heads = -1;
 	c->v_hidden_size = c->v_intermediate_size = c->v_out_hidden_size = -1;
 	c->v_num_layers = c->v_num_attn_heads = c->v_image_size = -1;
@@ -126,6 +126,17 @@ int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv != WT_OK)
 		return rv;
 	return parse_vision_top(root, v, c, err);
+}
+
+int config_parse_vision(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *own = NULL; /* Qwen2-VL / Qwen2.5-VL: the vision class's defaults filled in */
+	int rv = config_qwen2_vl_vision(root, &own, err);
+	if (rv == WT_OK)
+		rv = parse_vision(root, own != NULL ? own : json_object_get(root, "vision_config"),
+		                  c, err);
+	json_decref(own);
+	return rv;
 }
 
 /* rope_scaling.mrope_section (transformers 4.x) or rope_parameters.mrope_section (5.x). */

@@ -602,9 +602,18 @@ static void test_qwen25_errors(void **state)
 	assert_non_null(k);
 	memmove(k, k + strlen("\"intermediate_size\":80,"),
 	        strlen(k + strlen("\"intermediate_size\":80,")) + 1);
-	expect_fail(qvl25_model(VI25), no_inter, 2, WT_ECORRUPT,
-	            "Qwen2.5-VL needs vision_config with depth, hidden_size, num_heads, "
-	            "intermediate_size and out_hidden_size");
+	/* absent: Qwen2_5_VLVisionConfig's 3420 (config_defaults_vl.c), which the blocks' MLP
+	 * weights of 80 disagree with */
+	expect_fail(qvl25_model(VI25), no_inter, 2, WT_ESHAPE,
+	            "shape [32, 80] disagrees with config.json, which implies [32, 3420]");
+	/* a depth below 1 is refused naming the key */
+	char no_depth[2048];
+	snprintf(no_depth, sizeof(no_depth), "%s", cfg25(VI25, HID));
+	k = strstr(no_depth, "\"depth\":");
+	assert_non_null(k);
+	k[strlen("\"depth\":")] = '0';
+	expect_fail(qvl25_model(VI25), no_depth, 2, WT_ECORRUPT,
+	            "in vision_config: config.json: 'depth' = 0, must be >= 1");
 	/* an intermediate size tp_size does not divide: named, with the sizes that work */
 	expect_fail(qvl25_model(90), cfg25(90, HID), 4, WT_ELAYOUT,
 	            "vision_config.intermediate_size 90");
