@@ -311,6 +311,18 @@ static void test_p3v_full_tower(void **state)
 		tm_check_coverage(f.c, f.p, 2);
 		fx_close(&f);
 	}
+	/* the releases' layer_idx -2 on their 24 blocks: 23 built, block 23 and post_layernorm
+	 * skipped */
+	fx f;
+	fx_open(&f, p3v_model(24, false), P3V_CFG(P3V_IP(""), P3V_EL(P3V_HD)), 2, 1, 0, false);
+	assert_true(fx_skipped(&f, VT "post_layernorm.weight") &&
+	            fx_skipped(&f, VT "encoder.layers.23.mlp.fc1.weight") &&
+	            !fx_skipped(&f, VT "encoder.layers.22.mlp.fc1.weight"));
+	for (uint32_t r = 0; r < 2; r++)
+		assert_true(tm_ix(f.p, r, VT "encoder.layers.22.mlp.fc2.weight") >= 0 &&
+		            tm_ix(f.p, r, VT "encoder.layers.23.mlp.fc2.weight") < 0);
+	tm_check_coverage(f.c, f.p, 2);
+	fx_close(&f);
 }
 
 /* Phi3VConfig's defaults (Phi3Config's sizes, untied) and vLLM's fixed CLIP in the vision
