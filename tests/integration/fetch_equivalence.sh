@@ -13,6 +13,7 @@
 need_bins
 FAMS=$(san_fams "llama qwen2 qwen3 mixtral qwen2_moe deepseek_v3 bert llama_fp8 llama_ct_fp8 llama_ct_fp8_tensor qwen3_ct_fp8_block gemma3_text phi3 deepseek_v2 starcoder2 glm4 olmo2 granite seed_oss smollm3 granitemoe granitemoeshared olmoe olmo phimoe gemma3 gemma3_hf5 gpt_oss llama4 llama4_text qwen3_next glm4_moe dots1 llama4_fbgemm ernie4_5 ernie4_5_moe cohere cohere2 qwen3_vl qwen3_vl_moe olmo3 exaone4 mistral3 mistral3_hf5 glm4v glm4v_moe apertus arcee lfm2 granitemoehybrid granitemoehybrid_dense hunyuan_v1_dense hunyuan_v1_moe bamba nemotron minimax jamba gpt_neox phi flex_olmo vaultgemma dbrx stablelm ministral falcon_h1 mpt longcat_flash gpt2 gpt_bigcode llava llava_next mamba falcon_mamba opt gptj bloom persimmon falcon mamba2 idefics3 smolvlm paligemma aya_vision llava_onevision cohere2_vision llava_next_video qwen2_audio internvl internvl_qwen3 roberta xlm_roberta xlm_roberta_cls llava_pixtral fuyu lfm2_vl internvl_qwen3_moe chameleon modernbert modernbert_cls granite_speech blip2 aria voxtral mllama zamba2 qwen3_cls bert_cls bert_tok qwen2_5_omni gemma3n_text qwen2_emb qwen2_rm qwen3_omni_moe whisper gpt2_cls clip internlm2 internlm2_ve minimax_m2 nemotron_h siglip jamba_cls modernbert_tok chatglm exaone qwen baichuan baichuan_7b minicpm internlm3 nemotron_h_moe minicpm3 lfm2_moe minicpm_moe internlm orion telechat2 jais arctic grok1 bailing_moe bailing_moe_v2 xverse aquila stablelm_epoch teleflm falcon_rw minimax_text01 minimax_vl_01 solar mimo deepseek_moe telechat afmoe ouro decilm jais2 deepseek_v32 step3_text plamo3 pangu_dense mimo_v2_flash internlm2_rm llama_bidir_emb nomic_bert gte_new llama_bidir_cls gritlm pangu_ultra_moe gte_new_cls bert_splade jina_vl pangu_pro_moe_v2 plamo2")
 mkdir -p "$T/models" "$T/out"
+step "wt-mkckpt of every family"
 for f in $FAMS; do
 	"$B/wt-mkckpt" --family "$f" --out "$T/models/$f" >/dev/null || die "wt-mkckpt $f"
 done
@@ -25,6 +26,7 @@ done
 mkdir -p "$T/models/broken" && echo '{' >"$T/models/broken/config.json"
 start_weightd wd "$T/models" "$T/cache"
 URL=$WD_URL
+step "weightctl models"
 "$B/weightctl" models --endpoint "$URL" >"$T/models.txt" || die "weightctl models"
 for f in $FAMS; do
 	grep -q "^$f	" "$T/models.txt" || die "models does not list $f"
@@ -41,6 +43,7 @@ n_refused=0
 check() {
 	local fam=$1 flags=$2 tp=$3 ep=$4 d="$T/out/all"
 	rm -rf "$d"
+	step "$fam [$flags --tp-size $tp --ep-size $ep]: weightctl shard"
 	"$B/weightctl" shard --model-dir "$T/models/$fam" $flags --tp-size "$tp" --ep-size "$ep" \
 		--out-dir "$d" 2>"$T/out/shard.err"
 	local rs=$?
@@ -49,6 +52,7 @@ check() {
 			local lay="$flags --tp-size $tp --tp-rank $r --ep-size $ep --ep-rank $e"
 			local b="$T/out/fetch.st"
 			rm -f "$b"
+			step "$fam [$lay]: weightctl fetch"
 			"$B/weightctl" fetch --endpoint "$URL" --model "$fam" $lay --out "$b" --quiet \
 				2>"$T/out/fetch.err"
 			local rf=$?
@@ -128,6 +132,7 @@ for lay in "1" "2 --quant int8-channel" "4 --quant fp8-block"; do
 	for r in $(seq 0 $((tp - 1))); do
 		b="$T/out/native.st"
 		rm -f "$b"
+		step "llama_mistral [$lay] rank $r: weightctl fetch"
 		"$B/weightctl" fetch --endpoint "$URL" --model llama_mistral "$@" --tp-size "$tp" \
 			--tp-rank "$r" --out "$b" --quiet 2>"$T/out/fetch.err" ||
 			die "llama_mistral [$lay] rank $r: fetch: $(cat "$T/out/fetch.err")"
@@ -150,6 +155,7 @@ for lay in "2 1" "2 2" "2 1 --quant int8-channel" "4 1 --quant fp8-block"; do
 		for e in $(seq 0 $((ep - 1))); do
 			b="$T/out/native.st"
 			rm -f "$b"
+			step "ml3_mistral [$lay] rank $r/$e: weightctl fetch"
 			"$B/weightctl" fetch --endpoint "$URL" --model ml3_mistral "$@" --tp-size "$tp" \
 				--ep-size "$ep" --tp-rank "$r" --ep-rank "$e" --out "$b" --quiet \
 				2>"$T/out/fetch.err" ||
