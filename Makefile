@@ -262,7 +262,7 @@ TSAN_TESTS := test_revision test_store_verify test_weightd_models test_shardmap_
               test_client test_client_async test_client_fetch test_client_retry \
               test_client_direct test_objstore test_weightd_regopen test_client_hostile \
               test_bulk_hostile test_admin_races test_weightd_reload test_bcast \
-              test_bcast_slow test_weightd_rewrite test_client_stall
+              test_bcast_slow test_weightd_rewrite test_client_stall test_objstore_version
 tsan:
 	$(TSAN_MAKE)
 	scripts/tsan-run.sh build-tsan $(TSAN_TESTS)

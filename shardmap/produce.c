@@ -5,10 +5,11 @@
  * only the needed experts, produce_stack.c), build each
  * selected rank's outputs (slice, fuse, convert, quantize), emit, move on.
  * Buffers are reused across groups (fresh memory costs page faults).
+ * Reading a source: produce_load.c; emitting (scales checked), quantizing and
+ * emitting in parts: produce_emit.c.
  */
 #include <inttypes.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,6 @@
 #include "kernels/kernels.h"
 #include "shardmap/produce_int.h"
 #include "shardmap/quant_ct.h"
-#include "shardmap/quant_f8.h"
 
 int sm_prod_reserve(buf *b, size_t n)
 {
@@ -133,112 +133,6 @@ static void scan_src(prod *pr, const sm_group *g, uint32_t s)
 	ld->ok = true;
 }
 
-/* A compressed-tensors source read whole into raw[s]: passing through, repacked into the
- * layout's storage (int4 codes one per I8 -> packed I32 [N, K/8]; pack-quantized int8
- * words -> I8 [N, K]); otherwise dequantized to F32 [N, K] (K logical). */
-static int load_ct(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
-{
-	loaded *ld = &pr->ld[s];
-	const ckpt_tensor *t = ld->t;
-	int64_t N = t->shape[0], K = shardmap_ct_cols(ckpt_get_config(pr->c), t);
-	if (g->srcs[s].mode == SM_SRC_PACK_CT && t->dtype == WT_I32) {
-		if (sm_prod_reserve(&pr->dq[s], (size_t)N * (size_t)K))
-			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory unpacking it",
-			                 t->name);
-		shardmap_ct_unpack8((const uint32_t *)pr->raw[s].p, N * K, (int8_t *)pr->dq[s].p);
-		ld->base = pr->dq[s].p;
-		ld->dt = WT_I8;
-		ld->cols = K;
-		return WT_OK;
-	}
-	if (g->srcs[s].mode == SM_SRC_PACK_CT) { /* int-quantized int4 passing through */
-		if (sm_prod_reserve(&pr->dq[s], (size_t)N * (size_t)K / 2))
-			return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory packing it",
-			                 t->name);
-		int64_t bad =
-		    shardmap_ct_pack((const int8_t *)pr->raw[s].p, N * K, (uint32_t *)pr->dq[s].p);
-		if (bad >= 0)
-			return shardmap_ct_bad_code(t->name, bad,
-			                            ((const int8_t *)pr->raw[s].p)[bad], err);
-		ld->base = pr->dq[s].p;
-		ld->dt = WT_I32;
-		ld->cols = K / 8;
-		return WT_OK;
-	}
-	if (sm_prod_reserve(&pr->dq[s], (size_t)N * (size_t)K * 4))
-		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory dequantizing it",
-		                 t->name);
-	int rv = shardmap_ct_dequant(pr->c, t, ckpt_tensor_at(pr->c, g->srcs[s].scale),
-	                             pr->raw[s].p, (float *)pr->dq[s].p, err);
-	if (rv != WT_OK)
-		return rv;
-	ld->base = pr->dq[s].p;
-	ld->dt = WT_F32;
-	ld->cols = K;
-	return WT_OK;
-}
-
-/* Mistral's native wq / wk read whole into raw[s]: each head's rows de-interleaved into
- * dq[s] (rows 2j, 2j+1 -> j, head_dim/2 + j), transformers' rows. */
-static int load_rope(prod *pr, const sm_src *src, uint32_t s, wt_errbuf *err)
-{
-	loaded *ld = &pr->ld[s];
-	const ckpt_tensor *t = ld->t;
-	int64_t heads = ckpt_rope_heads(pr->c, src->t), rows = sm_trows(t);
-	if (heads <= 0 || ld->r0 != 0 || ld->r1 != rows || rows % (2 * heads) != 0)
-		return wt_seterr(err, WT_EINVAL,
-		                 "tensor '%s': %lld rows are not %lld heads of RoPE pairs", t->name,
-		                 (long long)rows, (long long)heads);
-	if (sm_prod_reserve(&pr->dq[s], (size_t)t->nbytes))
-		return wt_seterr(err, WT_ENOMEM, "tensor '%s': out of memory reading it", t->name);
-	kern_deinterleave_rows(pr->dq[s].p, pr->raw[s].p, heads, rows / heads / 2,
-	                       (size_t)(t->nbytes / (uint64_t)rows));
-	ld->base = pr->dq[s].p;
-	return WT_OK;
-}
-
-int sm_prod_load_src(prod *pr, const sm_group *g, uint32_t s, wt_errbuf *err)
-{
-	const sm_src *src = &g->srcs[s];
-	loaded *ld = &pr->ld[s];
-	if (!ld->ok || ld->direct)
-		return WT_OK;
-	if (src->mode == SM_SRC_DQ_MX || src->mode == SM_SRC_DEINT || src->mode == SM_SRC_TRANS ||
-	    src->mode == SM_SRC_DQ_TRANS || src->mode == SM_SRC_COLVEC)
-		return sm_prod_load_stack(pr, g, s, err);
-	const ckpt_tensor *t = ld->t;
-	int64_t lo = ld->r0, hi = ld->r1, cols = ld->cols;
-	size_t esz = wt_dtype_size(t->dtype);
-	uint64_t rowb = (uint64_t)cols * esz, off = (uint64_t)lo * rowb,
-	         len = (uint64_t)(hi - lo) * rowb;
-	if (sm_prod_reserve(&pr->raw[s], len))
-		return wt_seterr(err, WT_ENOMEM,
-		                 "tensor '%s': out of memory reading %" PRIu64 " bytes", t->name,
-		                 len);
-	int rv = ckpt_read(pr->c, t, off, pr->raw[s].p, len, err);
-	if (rv != WT_OK)
-		return rv;
-	ld->base = pr->raw[s].p;
-	ld->dt = t->dtype;
-	if (src->mode == SM_SRC_DQ_CT || src->mode == SM_SRC_PACK_CT)
-		return load_ct(pr, g, s, err);
-	if (src->mode == SM_SRC_RAW)
-		return WT_OK;
-	if (src->mode == SM_SRC_ROPE)
-		return load_rope(pr, src, s, err);
-	/* FP8: block, per-tensor, per-channel (fbgemm_fp8's Linears; its stacks: above) */
-	size_t n = (size_t)t->nbytes; /* one byte per element */
-	if (sm_prod_reserve(&pr->dq[s], n * 4))
-		return wt_seterr(err, WT_ENOMEM,
-		                 "tensor '%s': out of memory dequantizing it (%zu bytes)", t->name,
-		                 n * 4);
-	rv = shardmap_f8_dequant(pr->c, src->mode, t, 0, ckpt_tensor_at(pr->c, src->scale),
-	                         pr->raw[s].p, (float *)pr->dq[s].p, &ld->cols, err);
-	ld->base = pr->dq[s].p;
-	ld->dt = WT_F32;
-	return rv;
-}
-
 int sm_prod_conv(void *dst, wt_dtype dd, const void *src, wt_dtype sd, size_t n)
 {
 	if (dd == sd) {
@@ -298,86 +192,6 @@ static float scalar(const prod *pr, uint32_t s)
 {
 	const loaded *ld = &pr->ld[s];
 	return shardmap_ct_scalar(ld->base, ld->dt); /* F32, or a BF16/F16 scale */
-}
-
-/* Emitted scales (those copied from the checkpoint by a pass-through
- * included) must be finite and not negative: engines multiply by them (a
- * NaN block scale went through unchanged). */
-static int scales_ok(const sm_out *o, const void *bytes, uint64_t n, uint64_t first, uint32_t rank,
-                     wt_errbuf *err)
-{
-	if ((o->info.role != SM_ROLE_SCALE && o->info.role != SM_ROLE_INPUT_SCALE) ||
-	    o->info.dtype != WT_F32)
-		return WT_OK;
-	const uint8_t *p = bytes;
-	for (uint64_t i = 0; i < n / 4; i++) {
-		float v;
-		memcpy(&v, p + i * 4, 4);
-		if (!(isfinite(v) && v >= 0.0f))
-			return wt_seterr(err, WT_ENONFINITE,
-			                 "tensor '%s' (rank %u): scale %g at element %" PRIu64
-			                 " is not a finite number >= 0; fix the checkpoint or "
-			                 "exclude the module",
-			                 o->name, rank, (double)v, first + i);
-	}
-	return WT_OK;
-}
-
-int sm_prod_emit(prod *pr, uint32_t rank, size_t ix, const void *data, uint64_t n, wt_errbuf *err)
-{
-	int rv = scales_ok(&pr->p->ranks[rank].outs[ix], data, n, 0, rank, err);
-	return rv != WT_OK ? rv : pr->emit(pr->ctx, rank, pr->p->ranks[rank].pos[ix], data, n, err);
-}
-
-int sm_prod_emit_part(prod *pr, uint32_t rank, size_t ix, uint64_t off, const void *data,
-                      uint64_t n, wt_errbuf *err)
-{
-	int rv = scales_ok(&pr->p->ranks[rank].outs[ix], data, n, off / 4, rank, err);
-	return rv != WT_OK
-	           ? rv
-	           : pr->emit_part(pr->ctx, rank, pr->p->ranks[rank].pos[ix], off, data, n, err);
-}
-
-int sm_prod_quant_units(const prod *pr, uint32_t rank, const sm_out *o, const uint8_t *in,
-                        int64_t u0, int64_t u1, uint8_t *q, float *sc, wt_errbuf *err)
-{
-	const sm_out *so = &pr->p->ranks[rank].outs[o->scale_ix];
-	int64_t N = o->rows / o->units, K = o->cols, G = pr->p->layout.group_size;
-	size_t ub = (size_t)N * (size_t)K * wt_dtype_size(o->work);
-	size_t qb = o->info.nbytes / (size_t)o->units, sn = so->info.nbytes / 4 / (size_t)o->units;
-	for (int64_t u = u0; u < u1; u++) {
-		int64_t bad = -1;
-		int rv = kern_quantize(o->q, in + (size_t)(u - u0) * ub, o->work, N, K, G,
-		                       q + (size_t)(u - u0) * qb, sc + (size_t)u * sn, &bad);
-		if (rv == WT_ENONFINITE)
-			return wt_seterr(
-			    err, WT_ENONFINITE,
-			    "tensor '%s' (rank %u): NaN or Inf at element %" PRId64
-			    "; quantization needs finite values: fix the checkpoint or "
-			    "exclude the module",
-			    o->name, rank, u * N * K + bad);
-		if (rv != WT_OK)
-			return wt_seterr(err, rv, "tensor '%s': quantization failed", o->name);
-	}
-	return WT_OK;
-}
-
-int sm_prod_quant(prod *pr, uint32_t rank, const sm_out *o, const uint8_t *in, wt_errbuf *err)
-{
-	const sm_out *so = &pr->p->ranks[rank].outs[o->scale_ix];
-	if (sm_prod_reserve(&pr->q, o->info.nbytes) || sm_prod_reserve(&pr->sc, so->info.nbytes))
-		return wt_seterr(err, WT_ENOMEM,
-		                 "tensor '%s': out of memory for its quantization buffers (%" PRIu64
-		                 " + %" PRIu64 " bytes)",
-		                 o->name, o->info.nbytes, so->info.nbytes);
-	int rv = sm_prod_quant_units(pr, rank, o, in, 0, o->units, pr->q.p, (float *)pr->sc.p, err);
-	if (rv != WT_OK)
-		return rv;
-	rv = sm_prod_emit(pr, rank, o->scale_ix, pr->sc.p, so->info.nbytes, err);
-	if (rv == WT_OK)
-		rv = sm_prod_emit(pr, rank, (size_t)(o - pr->p->ranks[rank].outs), pr->q.p,
-		                  o->info.nbytes, err);
-	return rv;
 }
 
 static int do_quant(prod *pr, uint32_t rank, const sm_out *o, wt_errbuf *err)
@@ -706,49 +520,6 @@ int sm_prod_group(prod *pr, const sm_group *g, wt_errbuf *err)
 		if (sm_prod_selected(pr, g->m[m].rank))
 			rv = do_out(pr, g->m[m].rank, g->m[m].ix, err);
 	return rv;
-}
-
-int sm_prod_parts(prod *pr, const sm_group *g, size_t m0, size_t mstep, sm_emit_part_fn part,
-                  uint64_t part_bytes, const _Atomic bool *stop, wt_errbuf *err)
-{
-	if (sm_prod_reserve(&pr->chunk, (size_t)part_bytes))
-		return wt_seterr(err, WT_ENOMEM,
-		                 "produce: out of memory for a %" PRIu64 "-byte part", part_bytes);
-	bool more = true;
-	for (int64_t k = 0; more; k++) {
-		more = false;
-		for (size_t m = m0; m < g->n_m; m += mstep) {
-			uint32_t rank = g->m[m].rank;
-			const sm_out *o = &pr->p->ranks[rank].outs[g->m[m].ix];
-			const sm_piece *pc = &pr->p->pieces[o->p0]; /* then perhaps zero rows */
-			const ckpt_tensor *t = ckpt_tensor_at(pr->c, g->srcs[pc->src].t);
-			uint64_t rowb = t->nbytes / (uint64_t)sm_trows(t);
-			int64_t all = (int64_t)(o->info.nbytes / rowb);
-			int64_t per = (int64_t)(part_bytes / rowb), r0 = k * per;
-			if (r0 >= all)
-				continue;
-			if (atomic_load(stop)) /* a part can be many MiB: do not read them all */
-				return wt_seterr(
-				    err, WT_ECANCELED,
-				    "produce: stopped (another production thread failed)");
-			int64_t rows = all - r0 < per ? all - r0 : per;
-			int64_t from_src = pc->len - r0 < rows ? pc->len - r0 : rows;
-			if (from_src < 0)
-				from_src = 0;
-			more = more || r0 + rows < all;
-			uint64_t n = (uint64_t)rows * rowb, ns = (uint64_t)from_src * rowb;
-			memset(pr->chunk.p + ns, 0, n - ns);
-			int rv = ns == 0 ? WT_OK
-			                 : ckpt_read(pr->c, t, (uint64_t)(pc->start + r0) * rowb,
-			                             pr->chunk.p, ns, err);
-			if (rv == WT_OK)
-				rv = part(pr->ctx, rank, pr->p->ranks[rank].pos[g->m[m].ix],
-				          (uint64_t)r0 * rowb, pr->chunk.p, n, err);
-			if (rv != WT_OK)
-				return rv;
-		}
-	}
-	return WT_OK;
 }
 
 void sm_prod_free(prod *pr)

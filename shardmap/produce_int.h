@@ -1,8 +1,10 @@
 /*
  * produce_int.h — shardmap's producer, between its files: produce.c builds
  * the outputs of one source group for the selected ranks (sm_prod_group);
- * produce_stack.c loads expert stacks expert by expert (only the experts the
- * selected ranks need); produce_run.c orders the groups, splits row-disjoint
+ * produce_load.c reads a source (sm_prod_load_src); produce_emit.c emits
+ * (scales checked), quantizes and emits in parts; produce_stack.c loads
+ * expert stacks expert by expert (only the experts the selected ranks
+ * need); produce_run.c orders the groups, splits row-disjoint
  * groups rank by rank (stacks EP group by EP group) and runs them on one or
  * more threads, each with a prod of its own.
  */
