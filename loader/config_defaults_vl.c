@@ -35,6 +35,8 @@
  *   the loader's own defaults (config_vision.c) for both
  *
  * vision_config absent or null is the class's whole default (Qwen2VLConfig builds it so).
+ * OpenCUA's (model_type opencua: vLLM's OpenCUAConfig builds Qwen2_5_VLVisionConfig of its
+ * vision_config, the class's whole default when absent) takes Qwen2.5-VL's vision defaults.
  */
 #include <stddef.h>
 #include <string.h>
@@ -115,7 +117,7 @@ int config_qwen2_vl_vision(json_t *root, json_t **out, wt_errbuf *err)
 	if (mt != NULL && strcmp(mt, "qwen2_vl") == 0) {
 		d = qwen2_vl_vision_defaults;
 		n = sizeof(qwen2_vl_vision_defaults) / sizeof(qwen2_vl_vision_defaults[0]);
-	} else if (mt != NULL && strcmp(mt, "qwen2_5_vl") == 0) {
+	} else if (mt != NULL && (strcmp(mt, "qwen2_5_vl") == 0 || strcmp(mt, "opencua") == 0)) {
 		d = qwen2_5_vl_vision_defaults;
 		n = sizeof(qwen2_5_vl_vision_defaults) / sizeof(qwen2_5_vl_vision_defaults[0]);
 	}

@@ -83,8 +83,8 @@ int config_parse_cohere2_vision(json_t *root, struct ckpt_config *c, wt_errbuf *
 /* Is root a Qwen2-Audio config (model_type qwen2_audio)? Its audio_config and text_config's
  * model_type (config_audio.c). */
 bool config_is_qwen2_audio(json_t *root);
-/* Is root an InternVL config (model_type internvl)? Its vision_config (v, NULL or null when
- * absent) whole, the top level's downsample_ratio / vision_feature_layer /
+/* Is root an InternVL config (model_type internvl, or Intern-S1's interns1)? Its vision_config (v,
+ * NULL or null when absent) whole, the top level's downsample_ratio / vision_feature_layer /
  * vision_feature_select_strategy and text_config's model_type (config_internvl.c). */
 bool config_is_internvl(json_t *root);
 int config_parse_internvl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);

@@ -9,6 +9,12 @@
  * shuffle's factor), vision_feature_layer (-1), vision_feature_select_strategy ("default")
  * and text_config.model_type (qwen2 when it has none; "" without a text_config object; qwen3
  * for InternVL3.5) take InternVLConfig's. The planner checks what vLLM builds of them.
+ *
+ * model_type interns1 (InternS1ForConditionalGeneration: internlm/Intern-S1, Intern-S1-mini;
+ * remote code configuration_interns1.py) is read the same way: its InternS1Config has
+ * InternVLConfig's keys and defaults (image_token_id 151667, image_seq_length 256,
+ * downsample_ratio 0.5, projector_hidden_act gelu, vision_feature_layer -1, "default"; a
+ * text_config without model_type is qwen2's) and InternS1VisionConfig InternVLVisionConfig's.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +27,7 @@
 bool config_is_internvl(json_t *root)
 {
 	const char *mt = json_string_value(json_object_get(root, "model_type"));
-	return mt != NULL && strcmp(mt, "internvl") == 0;
+	return mt != NULL && (strcmp(mt, "internvl") == 0 || strcmp(mt, "interns1") == 0);
 }
 
 /* vision_config's image_size / patch_size: an integer or an [height, width] pair (absent or

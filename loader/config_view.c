@@ -135,6 +135,15 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		       : strcmp(tmt, "qwen3_moe") == 0 ? "internvl:qwen3_moe"
 		                                       : tmt;
 	}
+	if (overlay && mt != NULL && strcmp(mt, "opencua") == 0)
+		/* vLLM's OpenCUAConfig builds Qwen2Config(**text_config) whatever its model_type
+		 * says: Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
+		return "internvl:qwen2";
+	if (overlay && mt != NULL && strcmp(mt, "mistral3") == 0 && tmt != NULL &&
+	    strcmp(tmt, "qwen3") == 0)
+		/* Mistral3Config builds a Qwen3Config of a qwen3 text_config (LightOnOCR-1B's):
+		 * Qwen3Config's defaults, the row InternVL3.5's qwen3 text_config reads */
+		return "internvl:qwen3";
 	if (overlay && config_class_defaults(mt, &nd) == NULL && tmt != NULL)
 		return tmt;
 	return mt;
@@ -150,12 +159,13 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
  * text_config.tie_word_embeddings, Gemma3TextConfig's default; vLLM's Gemma3ForCausalLM
  * asserts it). */
 static const char *const tie_by_text[] = {
-    "llava",     "llava_next", "llava_next_video", "idefics3",       "smolvlm",
-    "paligemma", "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
-    "mistral3",  "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
-    "qwen2_vl",  "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
-    "fuyu",      "lfm2_vl",    "lfm2-vl",          "granite_speech", "blip-2",
-    "aria",      "voxtral",    "mllama",           "qwen2_5_omni",   "qwen3_omni_moe",
+    "llava",          "llava_next", "llava_next_video", "idefics3",       "smolvlm",
+    "paligemma",      "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
+    "mistral3",       "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
+    "qwen2_vl",       "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
+    "interns1",       "fuyu",       "lfm2_vl",          "lfm2-vl",        "granite_speech",
+    "blip-2",         "aria",       "voxtral",          "mllama",         "qwen2_5_omni",
+    "qwen3_omni_moe", "opencua",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

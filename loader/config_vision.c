@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "loader/config_int.h"
@@ -75,6 +76,14 @@ static int parse_vision_top(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *
 	if (rv == WT_OK && mt != NULL && strcmp(mt, "mistral3") == 0 && !c->v_feature_list)
 		rv = config_get_int(root, "vision_feature_layer", -1, -(int64_t)INT32_MAX,
 		                    &c->v_feature_layer, err); /* Mistral3Config's default */
+	json_t *tc = json_object_get(root, "text_config");
+	if (rv == WT_OK && mt != NULL && strcmp(mt, "mistral3") == 0 && json_is_object(tc)) {
+		/* Mistral3Config builds text_config by its model_type, mistral when it has none
+		 * (LightOnOCR-1B's is qwen3: the planner's q_norm / k_norm) */
+		const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+		snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
+		         tmt != NULL ? tmt : "mistral");
+	}
 	if (rv == WT_OK && llava)
 		rv = config_parse_llava(root, v, c, err);
 	if (rv == WT_OK && config_is_idefics3(root))

@@ -390,6 +390,17 @@ static int internvl_gen(ref_cfg *c, const char *json, size_t len, wt_errbuf *err
 	return rv;
 }
 
+/* Mistral 3's language model is text_config's: a qwen3 one (LightOnOCR-1B's) has Qwen3's
+ * per-head q / k norms (the planner has refused any q / k norm under another). */
+static int mistral3_gen(ref_cfg *c, const char *json, size_t len, wt_errbuf *err)
+{
+	ckpt_field mt = {"text_config.model_type", CKPT_FIELD_STRING};
+	int rv = ckpt_config_fields(json, len, &mt, 1, err);
+	if (rv == WT_OK && mt.present && strcmp(mt.s, "qwen3") == 0)
+		c->qk_norm = true;
+	return rv;
+}
+
 /* The kind and switches of family, the keys every family reads into f (and c), and the
  * activations the reference checks before its family's own keys. */
 static int read_common(ref_cfg *c, const char *family, const char *arch, const char *json,
@@ -404,6 +415,8 @@ static int read_common(ref_cfg *c, const char *family, const char *arch, const c
 	if (strcmp(family, "paligemma") == 0 && (rv = paligemma_gen(c, json, len, err)) != WT_OK)
 		return rv;
 	if (strcmp(family, "internvl") == 0 && (rv = internvl_gen(c, json, len, err)) != WT_OK)
+		return rv;
+	if (strcmp(family, "mistral3") == 0 && (rv = mistral3_gen(c, json, len, err)) != WT_OK)
 		return rv;
 	if ((rv = read_fields(json, len, f, err)) != WT_OK)
 		return rv;

@@ -108,7 +108,7 @@ struct family_row {
 static const struct family_row families[] = {
     {"llama", REF_DENSE, false, 0, 0},
     {"mistral", REF_DENSE, false, 0, 0},
-    /* Mistral3ForConditionalGeneration: its Mistral language model, on text tokens */
+    /* Mistral3ForConditionalGeneration, LightOnOCR: text_config's LM (cfg.c), on text tokens */
     {"mistral3", REF_DENSE, false, 0, 0},
     /* Lfm2ForCausalLM: short-conv / attention layers, SwiGLU (cfg_lfm2.c, lfm2.c) */
     {"lfm2", REF_DENSE, false, 0, FAM_LFM2},

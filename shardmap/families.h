@@ -193,5 +193,9 @@ extern const sm_family shardmap_family_gte_new_cls;
 extern const sm_family shardmap_family_bert_splade;
 extern const sm_family shardmap_family_jina_vl;  /* family_qwen2vl.c */
 extern const sm_family shardmap_family_tarsier2; /* family_qwen2vl.c: qwen2_vl's arch_variant */
+/* family_mistral3.c: mistral3's arch_variant (LightOnOCRForConditionalGeneration) */
+extern const sm_family shardmap_family_lightonocr;
+/* family_qwen2vl.c: qwen2_5_vl's arch_variant (OpenCUAForConditionalGeneration) */
+extern const sm_family shardmap_family_opencua;
 
 #endif

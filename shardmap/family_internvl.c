@@ -197,7 +197,14 @@ static bool internvl_moe(const ckpt_config *c, int64_t i)
 	return strcmp(c->lm_model_type, "qwen3_moe") == 0 && shardmap_moe_qwen(c, i);
 }
 
-static const char *const internvl_archs[] = {"InternVLForConditionalGeneration", NULL};
+/* InternS1ForConditionalGeneration (internlm/Intern-S1: a Qwen3-MoE language model;
+ * Intern-S1-mini: a Qwen3 one; remote code, model_type interns1): vLLM's registry maps it onto
+ * the same class of interns1.py as InternVLForConditionalGeneration, the same hf_to_vllm_mapper
+ * over the same released names; InternS1Config / InternS1VisionConfig (configuration_interns1.py)
+ * have InternVLConfig's / InternVLVisionConfig's keys and defaults, so the loader reads
+ * model_type interns1 as internvl (config_is_internvl). The same cut. */
+static const char *const internvl_archs[] = {"InternVLForConditionalGeneration",
+                                             "InternS1ForConditionalGeneration", NULL};
 
 const sm_family shardmap_family_internvl = {
     .name = "internvl",

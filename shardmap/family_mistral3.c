@@ -20,10 +20,15 @@
  * Mistral3MultiModalProjector): the RMSNorm `norm` and `patch_merger.merging_layer` (a plain
  * nn.Linear there) replicated, linear_1 by rows (ColumnParallelLinear) with its bias, linear_2 by
  * columns (RowParallelLinear) with its bias replicated; the biases exist exactly when
- * multimodal_projector_bias is true.
+ * multimodal_projector_bias is true. A qwen3 text_config's per-head q_norm / k_norm are
+ * replicated (vLLM's Qwen3ForCausalLM: LightOnOCR-1B's language model).
+ *
+ * LightOnOCRForConditionalGeneration: the same cut under LightOnOCR's names
+ * (shardmap_family_lightonocr, mistral3's arch_variant).
  */
 #include <inttypes.h>
 
+#include "shardmap/families.h"
 #include "shardmap/family_rules.h"
 #include "shardmap/tower_defaults.h"
 
@@ -39,6 +44,12 @@ static const sm_rule mistral3_rules[] = {
     SM_RULES_LNORM,
     SM_RULES_ATTN,
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    /* a qwen3 text_config (LightOnOCR-1B: vLLM builds Qwen3ForCausalLM of it): the per-head
+     * q / k RMSNorm weights [d], replicated */
+    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
     SM_RULES_PIXTRAL_TOWER(M3_VT),
     /* the projector: norm [VE] and merging_layer [VE, VE * s^2] replicated, never quantized
      * (plain modules in vLLM); linear_1 [hid, VE] rows, linear_2 [hid, hid] columns */
@@ -65,9 +76,9 @@ static int mistral3_check(const ckpt_config *c, wt_errbuf *err)
 	if (!c->has_vision)
 		return wt_seterr(
 		    err, WT_ECORRUPT,
-		    "config.json: Mistral3ForConditionalGeneration needs vision_config "
-		    "(Pixtral: hidden_size, intermediate_size, num_attention_heads, "
-		    "num_hidden_layers, patch_size)");
+		    "config.json: %s needs vision_config (Pixtral: hidden_size, "
+		    "intermediate_size, num_attention_heads, num_hidden_layers, patch_size)",
+		    c->architecture);
 	int64_t ve = c->v_hidden_size > 0 ? c->v_hidden_size : SM_PIX_HIDDEN;
 	int64_t vh = c->v_num_attn_heads > 0 ? c->v_num_attn_heads : SM_PIX_HEADS;
 	if (ve % vh)
@@ -83,7 +94,40 @@ static int mistral3_check(const ckpt_config *c, wt_errbuf *err)
 	                               "its norm vision_config.hidden_size", "-1", err);
 }
 
-static const char *const mistral3_archs[] = {"Mistral3ForConditionalGeneration", NULL};
+/* LightOnOCRForConditionalGeneration (lightonai/LightOnOCR-1B-1025; vLLM's lightonocr.py): a
+ * Mistral3ForConditionalGeneration (the same tower, projector and language model of text_config,
+ * the release's a Qwen3) whose hf_to_vllm_mapper reads the release's names model.vision_encoder.,
+ * model.vision_projection., model.language_model., lm_head. onto vLLM's modules vision_tower.,
+ * multi_modal_projector., language_model.model., language_model.lm_head. (the rules' names, the
+ * runtime names). Mistral 3's table under those aliases; Mistral 3's other layout
+ * (model.vision_tower.*) matches no prefix of the mapper and is an unknown tensor. */
+static const char *const lightonocr_archs[] = {"LightOnOCRForConditionalGeneration", NULL};
+static const char *const lightonocr_aliases[] = {"model.language_model.",
+                                                 "language_model.model.",
+                                                 "model.vision_encoder.",
+                                                 "vision_tower.",
+                                                 "model.vision_projection.",
+                                                 "multi_modal_projector.",
+                                                 "lm_head.",
+                                                 "language_model.lm_head.",
+                                                 NULL};
+
+const sm_family shardmap_family_lightonocr = {
+    .name = "mistral3",
+    .archs = lightonocr_archs,
+    .rules = mistral3_rules,
+    .n_rules = SM_NRULES(mistral3_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = mistral3_check,
+    .aliases = lightonocr_aliases,
+    .vision_gated = true,
+    .vision_siglip = true,
+    .pixtral = true,
+    .drop_canon = shardmap_pixtral_drop,
+};
+
+static const char *const mistral3_archs[] = {"Mistral3ForConditionalGeneration",
+                                             "LightOnOCRForConditionalGeneration", NULL};
 
 const sm_family shardmap_family_mistral3 = {
     .name = "mistral3",
@@ -97,4 +141,5 @@ const sm_family shardmap_family_mistral3 = {
     .vision_siglip = true,
     .pixtral = true,
     .drop_canon = shardmap_pixtral_drop,
+    .arch_variant = &shardmap_family_lightonocr,
 };

@@ -12,6 +12,8 @@
  * Tarsier2ForConditionalGeneration (vLLM's qwen2_vl.py): Qwen2-VL's table under its release's
  * prefixes language_model.model., language_model.lm_head., vision_tower. (the aliases of
  * shardmap_family_tarsier2, qwen2_vl's arch_variant), served under those names.
+ * OpenCUAForConditionalGeneration (vLLM's opencua.py): Qwen2.5-VL's table under the same
+ * prefixes (shardmap_family_opencua, qwen2_5_vl's arch_variant), without MRoPE.
  *
  * JinaVLForRanking (jinaai/jina-reranker-m0, remote code), as vLLM's jina_vl.py loads it
  * (JinaVLForSequenceClassification, a Qwen2VLForConditionalGeneration): Qwen2-VL's table and
@@ -158,10 +160,9 @@ static int qwen2_vl_check(const ckpt_config *c, wt_errbuf *err)
 	return shardmap_mrope_check(c, "Qwen2-VL", err);
 }
 
-/* Qwen2.5-VL's vision tower (hidden_size, intermediate_size, out_hidden_size)
- * and MRoPE. The merger's output feeds the language model: out_hidden_size
- * must be its hidden_size. */
-static int qwen2_5_vl_check(const ckpt_config *c, wt_errbuf *err)
+/* Qwen2.5-VL's vision tower (hidden_size, intermediate_size, out_hidden_size). The merger's
+ * output feeds the language model: out_hidden_size must be its hidden_size. */
+static int qwen2_5_vl_tower(const ckpt_config *c, wt_errbuf *err)
 {
 	if (!c->has_vision || c->v_depth < 1 || c->v_hidden_size < 1 || c->v_num_heads < 1 ||
 	    c->v_intermediate_size < 1 || c->v_out_hidden_size < 1)
@@ -182,7 +183,14 @@ static int qwen2_5_vl_check(const ckpt_config *c, wt_errbuf *err)
 		                 " must equal the language model's hidden_size %" PRId64
 		                 " (the merger's output is its input)",
 		                 c->v_out_hidden_size, c->hidden_size);
-	return shardmap_mrope_check(c, "Qwen2.5-VL", err);
+	return WT_OK;
+}
+
+/* The tower and MRoPE. */
+static int qwen2_5_vl_check(const ckpt_config *c, wt_errbuf *err)
+{
+	int rv = qwen2_5_vl_tower(c, err);
+	return rv != WT_OK ? rv : shardmap_mrope_check(c, "Qwen2.5-VL", err);
 }
 
 /* Tarsier2ForConditionalGeneration (omni-research/Tarsier2-Recap-7b, Tarsier2-7b-0115; vLLM's
@@ -275,7 +283,37 @@ const sm_family shardmap_family_jina_vl = {
     .aliases = shardmap_qwen_vl_aliases,
 };
 
-static const char *const qwen2_5_vl_archs[] = {"Qwen2_5_VLForConditionalGeneration", NULL};
+/* OpenCUAForConditionalGeneration (xlangai/OpenCUA-7B, -32B; vLLM's opencua.py): a
+ * Qwen2_5_VLForConditionalGeneration whose tower is Qwen2.5-VL's (Qwen2_5_VisionTransformer of
+ * vision_config) and whose language model is Qwen2ForCausalLM of text_config (1-D RoPE: no
+ * mrope_section asked). The release's names are Tarsier2's prefixes (language_model.model.,
+ * language_model.lm_head., vision_tower.), which its hf_to_vllm_mapper puts onto the same modules
+ * (vision_tower. -> visual.); so Qwen2.5-VL's table under those aliases, served under the
+ * checkpoint's names (alias_runtime); a checkpoint in Qwen2.5-VL's 4.x names (model.*, visual.*,
+ * lm_head: the mapper's "model." and "lm_head." read it) is served as Qwen2.5-VL's. */
+static int opencua_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return qwen2_5_vl_tower(c, err);
+}
+
+static const char *const opencua_archs[] = {"OpenCUAForConditionalGeneration", NULL};
+
+const sm_family shardmap_family_opencua = {
+    .name = "qwen2_5_vl",
+    .archs = opencua_archs,
+    .rules = qwen2_5_vl_rules,
+    .n_rules = SM_NRULES(qwen2_5_vl_rules),
+    .layer_is_moe = NULL,
+    .drop_extra_layers = false,
+    .layer_prefix = "model.layers.",
+    .check = opencua_check,
+    .aliases = tarsier2_aliases,
+    .alias_runtime = true,
+    .vision_gated = true,
+};
+
+static const char *const qwen2_5_vl_archs[] = {"Qwen2_5_VLForConditionalGeneration",
+                                               "OpenCUAForConditionalGeneration", NULL};
 
 const sm_family shardmap_family_qwen2_5_vl = {
     .name = "qwen2_5_vl",
@@ -288,4 +326,5 @@ const sm_family shardmap_family_qwen2_5_vl = {
     .check = qwen2_5_vl_check,
     .aliases = shardmap_qwen_vl_aliases,
     .vision_gated = true,
+    .arch_variant = &shardmap_family_opencua,
 };

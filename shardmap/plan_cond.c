@@ -330,8 +330,9 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		why = "a Gemma decoder layer without pre / post_feedforward_layernorm "
 		      "(text_config.model_type is gemma, not gemma2)";
 	else if (ru->cond == SM_C_QWEN3)
-		why = "a Qwen2 decoder layer without q_norm / k_norm (text_config.model_type is "
-		      "qwen2, not qwen3 or qwen3_moe)";
+		why =
+		    "a decoder layer without q_norm / k_norm (text_config.model_type is not qwen3 "
+		    "or qwen3_moe)";
 	else if (ru->cond == SM_C_MBLATER || ru->cond == SM_C_MBLATERB)
 		why = "the first layer, whose attn_norm is an Identity (no LayerNorm: vLLM and "
 		      "transformers build none there)";
