@@ -126,6 +126,7 @@ static const struct family_row families[] = {
     {"smollm3", REF_DENSE, false, 0, FAM_SMOLLM3},
     {"qwen3", REF_DENSE, true, 0, 0},
     {"phi3", REF_DENSE, false, 0, FAM_PHI3},
+    {"phi3v", REF_DENSE, false, 0, FAM_PHI3}, /* Phi3VForCausalLM: its LM on text tokens */
     {"starcoder2", REF_DENSE, false, 0, FAM_STARCODER2},
     {"glm", REF_DENSE, false, 0, FAM_GLM},   /* GlmForCausalLM (GLM-4-9B -hf) */
     {"glm4", REF_DENSE, false, 0, FAM_GLM4}, /* Glm4ForCausalLM (GLM-4-0414) */

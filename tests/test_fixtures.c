@@ -67,7 +67,7 @@ static void check_towers(const fam_expect *e, const ckpt_config *cfg)
 	bool cl = strcmp(e->name, "clip") == 0;
 	bool sg = strcmp(e->name, "siglip") == 0;
 	bool jv = strcmp(e->name, "jina_vl") == 0; /* Qwen2-VL's tower under a score head */
-	bool mv = strcmp(e->name, "minimax_vl_01") == 0;
+	bool mv = strcmp(e->name, "minimax_vl_01") == 0 || strcmp(e->name, "phi3v") == 0;
 	assert_int_equal(cfg->has_vision, strncmp(e->name, "qwen2_vl", 8) == 0 || v25 || g3 ||
 	                                      l4v || q3v || m3 || g4v || lv || i3 || pg || av ||
 	                                      ov || c2v || ivl || px || fy || lvl || b2 || ar ||
@@ -88,7 +88,7 @@ static void check_towers(const fam_expect *e, const ckpt_config *cfg)
 		assert_false(cfg->has_moe_layers);
 	} else if (m3 || g4v || lv || i3 || pg || av || ov || c2v || ivl || px || fy || lvl || b2 ||
 	           ar || ml || qo || cl || sg || mv) {
-		/* checked above (mv: check_minimax_vl_01) */
+		/* checked above (mv: check_minimax_vl_01, check_phi3v) */
 	} else if (g3) { /* SigLIP's vision_config (text_config holds the LM) */
 		assert_int_equal(cfg->v_num_layers, 2);
 		assert_int_equal(cfg->v_num_attn_heads, 4);

@@ -445,6 +445,7 @@ static const struct {
     {"minimax", check_minimax},
     {"minimax_text01", check_minimax_text01},
     {"minimax_vl_01", check_minimax_vl_01},
+    {"phi3v", check_phi3v},
     {"jamba_cls", check_jamba_cls},
     {"jamba", check_jamba},
     {"glm4_moe", check_glm4_moe},

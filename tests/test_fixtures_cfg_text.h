@@ -606,4 +606,18 @@ static void check_minimax_vl_01(const ckpt_config *cfg)
 	            strcmp(cfg->architecture, "MiniMaxVL01ForConditionalGeneration") == 0);
 }
 
+/* Phi-3-Vision: Phi-3's keys under model_type phi3_v; vLLM's fixed CLIP ViT-L/14-336 sizes laid
+ * onto the vision fields, img_processor.layer_idx -24: one block built; untied */
+static void check_phi3v(const ckpt_config *cfg)
+{
+	assert_true(cfg->has_vision && !cfg->tie_word_embeddings && cfg->v_hidden_size == 1024 &&
+	            cfg->v_intermediate_size == 4096 && cfg->v_num_attn_heads == 16 &&
+	            cfg->v_num_layers == 1 && cfg->v_feature_layer == -24 &&
+	            cfg->v_image_size == 336 && cfg->v_patch_size == 14 &&
+	            cfg->v_spatial_merge_size == 2 &&
+	            strcmp(cfg->v_model_type, "clip_vision_model") == 0 &&
+	            strcmp(cfg->model_type, "phi3_v") == 0 &&
+	            strcmp(cfg->architecture, "Phi3VForCausalLM") == 0);
+}
+
 #endif /* WT_TEST_FIXTURES_CFG_TEXT_H */

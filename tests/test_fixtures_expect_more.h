@@ -505,6 +505,15 @@ static const fam_expect fams_more[] = {
                      2 * (4 * 64 + 4 * (64 * 64 + 64) + 128 * 64 + 128 + 64 * 128 + 64) + 256 * 64 +
                      256 * 256 + 3 * 256),
      256, 8, 4, 32, 128, 1000, 4, 0, 4, 128, CKPT_QUANT_NONE, 2},
+    /* phi3v: phi3's LM (PHI3_LAYER, test_fixtures_expect.h), CLIP ViT-L/14-336's embeddings
+     * (class, patch [1024, 3, 14, 14], 577 positions), pre_layrnorm / post_layernorm, one block
+     * (LayerNorms, q/k/v/out_proj, fc1 [4096, 1024], fc2 with biases), glb_GN / sub_GN [4096],
+     * img_projection.0 [256, 4096] / .2 [256, 256] with biases; two files */
+    {"phi3v", 44,
+     2 * (2 * 1000 * 256 + 256) + 2 * PHI3_LAYER +
+         2 * (1024 + 1024 * 3 * 14 * 14 + 577 * 1024 + 8 * 1024 + 4 * (1024 * 1024 + 1024) +
+              2 * 4096 * 1024 + 4096 + 1024 + 2 * 4096 + 256 * 4096 + 256 * 256 + 2 * 256),
+     256, 8, 2, 32, 512, 1000, 2, 0, 0, -1, CKPT_QUANT_NONE, 2},
 };
 #define N_FAMS_MM (sizeof(fams_mm) / sizeof(fams_mm[0]))
 #define N_FAMS    (N_FAMS_A + N_FAMS_MM + sizeof(fams_more) / sizeof(fams_more[0]))

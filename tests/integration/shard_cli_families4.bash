@@ -643,3 +643,23 @@ refused_edit minimax_vl_01 's/"vision_feature_layer": -1/"vision_feature_layer":
 	"vision_feature_layer is a list"
 refused_edit minimax_vl_01 's/"clip_vision_model"/"idefics3_vision"/' \
 	"init_vision_tower_for_MiniMaxVL01"
+
+# Phi-3-Vision (Phi3VForCausalLM): Phi-3's cut under model.* (TP 4: qkv_proj [q_r; k_r; v_r],
+# gate_up_proj [gate_r; up_r]), the CLIP tower's qkv_proj by heads and fc2 by columns (quantized
+# like the LM's Linears), glb_GN / sub_GN / img_projection whole and unquantized,
+# post_layernorm skipped (one block built of 24); the releases' layer_idx -2 over the fixture's
+# one block, use_hd_transform false and another width refused
+"$CTL" plan --model-dir "$T/phi3v" --tp-size 4 --tp-rank 1 --quant int8-channel \
+	--rank-only >"$T/plan" || fail "plan phi3v"
+P3V_E="model.vision_embed_tokens."
+P3V_B="${P3V_E}img_processor.vision_model.encoder.layers.0."
+plan_has phi3v "model.layers.0.self_attn.qkv_proj.weight *I8 *\[128, 256\]" \
+	"model.layers.0.mlp.gate_up_proj.weight *I8 *\[256, 256\]" \
+	"${P3V_B}self_attn.qkv_proj.weight *I8 *\[768, 1024\]" \
+	"${P3V_B}mlp.fc2.weight *I8 *\[1024, 1024\]" "${P3V_E}glb_GN *BF16 *\[1, 1, 4096\]" \
+	"${P3V_E}sub_GN *BF16 *\[1, 1, 1, 4096\]" \
+	"${P3V_E}img_projection.0.weight *BF16 *\[256, 4096\]" \
+	"skipped ${P3V_E}img_processor.vision_model.post_layernorm.weight"
+refused_edit phi3v 's/"layer_idx": -24/"layer_idx": -2/' "encoder.layers.1.layer_norm1.weight"
+refused_edit phi3v 's/"use_hd_transform": true/"use_hd_transform": false/' "use_hd_transform"
+refused_edit phi3v 's/"image_dim_out": 1024/"image_dim_out": 768/' "image_dim_out 768"

@@ -56,6 +56,9 @@ NomicBertModel (vLLM's bert_with_rope.py): its checkpoint names onto vLLM's, Wqk
 each third, fc12 / fc11 merged into gate_up_proj gate first: shard_oracle_nomic.py.
 GteNewModel (vLLM's bert_with_rope.py): NewModel's names onto vLLM's, qkv_proj by heads of each
 third, up_gate_proj [up; gate] re-merged gate first: shard_oracle_gte.py.
+Phi3VForCausalLM (vLLM's phi3v.py): Phi-3's language model to expected()'s common rules, the CLIP
+tower up to img_processor.layer_idx as CLIPModel's (its q/k/v fused there: OWN_FUSED), the
+separators and the projector whole: shard_oracle_phi3v.py.
 
 Step3TextForCausalLM (vLLM's step3_text.py): q/k/v joined whole into the replicated qkv_proj, wq
 by rows (heads), o_proj by columns, its own gate_up merges (OWN_FUSED); the stacked experts read
@@ -88,6 +91,7 @@ from shard_oracle_minicpm import minicpm, minicpm_cfg
 from shard_oracle_nomic import nomic, nomic_cfg
 from shard_oracle_ouro import ouro
 from shard_oracle_pangu_v2 import pangu_v2, pangu_v2_src
+from shard_oracle_phi3v import phi3v
 from shard_oracle_plamo2 import plamo2
 from shard_oracle_plamo3 import plamo3
 from shard_oracle_qwen import qwen
@@ -106,7 +110,8 @@ ORACLES["TeleChatForCausalLM"] = telechat2
 # .query / .gate_proj names) skips them
 OWN_FUSED = {"TeleChat2ForCausalLM", "TeleChatForCausalLM", "AfmoeForCausalLM",
              "DeciLMForCausalLM", "Step3TextForCausalLM", "Plamo3ForCausalLM",
-             "MiMoV2FlashForCausalLM", "PanguProMoEV2ForCausalLM", "Plamo2ForCausalLM"}
+             "MiMoV2FlashForCausalLM", "PanguProMoEV2ForCausalLM", "Plamo2ForCausalLM",
+             "Phi3VForCausalLM"}
 ORACLES["AfmoeForCausalLM"] = afmoe
 ORACLES["JAISLMHeadModel"] = jais
 ORACLES["ArcticForCausalLM"] = arctic
@@ -121,6 +126,7 @@ ORACLES["PanguProMoEV2ForCausalLM"] = pangu_v2  # v_channels, the sinks by kv he
 ORACLES["NomicBertModel"] = nomic  # onto vLLM's names, fc12 / fc11 merged gate first
 ORACLES["GteNewModel"] = gte_new  # onto vLLM's names, up_gate_proj re-merged gate first
 ORACLES["GteNewForSequenceClassification"] = gte_new_cls  # the same under new., the head whole
+ORACLES["Phi3VForCausalLM"] = phi3v  # the LM: COMMON (Phi-3's); the tower's q/k/v fused itself
 
 MINIMAX_ARCHS = ("MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM",
                  "MiniMaxVL01ForConditionalGeneration")  # its LM under language_model.
