@@ -162,6 +162,9 @@ int config_parse_chameleon(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* The class defaults of the language model whose model_type is mt (*n entries), or NULL
  * (config_defaults.c). Static tables. */
 const class_default *config_class_defaults(const char *mt, size_t *n);
+/* The same for the text families from Apertus to LongCat-Flash (config_defaults_more.c), then
+ * config_class_defaults_classic's, or NULL; mt not NULL. */
+const class_default *config_class_defaults_more(const char *mt, size_t *n);
 /* The same for the GPT-era and state-space families (config_defaults_classic.c), then
  * config_class_defaults_remote's, or NULL; mt not NULL. */
 const class_default *config_class_defaults_classic(const char *mt, size_t *n);
