@@ -103,6 +103,9 @@ static bool cfg_switch(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_VHEAD:
 		*on = c->v_use_head;
 		return true;
+	case SM_C_EAGLEFC:
+		*on = c->eagle_aux;
+		return true;
 	case SM_C_QWEN3:
 		*on = strcmp(c->lm_model_type, "qwen3") == 0 ||
 		      strcmp(c->lm_model_type, "qwen3_moe") == 0;
