@@ -19,6 +19,10 @@
  *   tie_word_embeddings               never read: lm_head is the draft's  read as false
  *   speculators_model_type            vLLM converts RedHat's speculators  refused: convert it
  *                                     format (transformer_layer_config)
+ *
+ * and an EAGLE-1 draft's (EagleLlamaForCausalLM, llama_eagle.py: a LlamaConfig): hidden_act silu
+ * only, Llama's bias keys as llama's; no lm_head of its own (tie_word_embeddings read as false).
+ * add_para_norm (HASS) is not read: the llama_eagle.py followed here builds no such norms.
  */
 #include <string.h>
 
@@ -60,16 +64,32 @@ static int eagle_aux(json_t *root, bool *aux, wt_errbuf *err)
 	return WT_OK;
 }
 
-static int eagle_keys(json_t *root, ckpt_config *c, wt_errbuf *err)
+/* hidden_act: silu or absent (vLLM's LlamaMLP raises on any other) */
+static int eagle_act(json_t *root, wt_errbuf *err)
 {
 	json_t *act = json_object_get(root, "hidden_act");
 	if (act != NULL && !json_is_null(act) &&
 	    (!json_is_string(act) || strcmp(json_string_value(act), "silu") != 0))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: hidden_act is not \"silu\"; vLLM's LlamaMLP (the "
-		                 "EAGLE-3 draft's layers) runs only silu: give \"silu\"");
-	int rv =
-	    config_get_int(root, "draft_vocab_size", c->vocab_size, 1, &c->draft_vocab_size, err);
+		                 "EAGLE draft's layers) runs only silu: give \"silu\"");
+	return WT_OK;
+}
+
+/* EagleLlamaForCausalLM (llama_eagle.py): LlamaConfig's keys; no lm_head of its own, so nothing
+ * tied */
+static int eagle1_keys(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	c->tie_word_embeddings = false;
+	return eagle_act(root, err);
+}
+
+static int eagle_keys(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	int rv = eagle_act(root, err);
+	if (rv != WT_OK)
+		return rv;
+	rv = config_get_int(root, "draft_vocab_size", c->vocab_size, 1, &c->draft_vocab_size, err);
 	json_t *th = json_object_get(root, "target_hidden_size");
 	if (rv == WT_OK && th != NULL && json_is_null(th))
 		return wt_seterr(err, WT_ECORRUPT,
@@ -105,5 +125,7 @@ int config_parse_eagle(json_t *root, ckpt_config *c, wt_errbuf *err)
 		    "transformer_layer_config, speculators_config) is not read here; give the "
 		    "draft an Eagle3LlamaForCausalLM config.json (LlamaConfig keys with "
 		    "draft_vocab_size, target_hidden_size) as vLLM's conversion writes it");
+	if (c->architecture != NULL && strcmp(c->architecture, "EagleLlamaForCausalLM") == 0)
+		return eagle1_keys(root, c, err);
 	return config_is_eagle3(c->architecture) ? eagle_keys(root, c, err) : WT_OK;
 }

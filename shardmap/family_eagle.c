@@ -98,10 +98,10 @@ static int eagle3_names(const ckpt *c, sm_layer_dims **out, wt_errbuf *err)
 		if (strncmp(n, "model.", 6) == 0)
 			return wt_seterr(
 			    err, WT_EUNSUPPORTED,
-			    "tensor '%s': an EAGLE-3 draft's names are the draft module's "
+			    "tensor '%s': an EAGLE draft's names are the draft module's "
 			    "(midlayer. or layers.N., fc., norm., embed_tokens., lm_head.): "
-			    "vLLM's llama_eagle3.py puts model. before them itself; rename it "
-			    "without model.",
+			    "vLLM's llama_eagle3.py / llama_eagle.py put model. before them "
+			    "itself; rename it without model.",
 			    n);
 	}
 	return WT_OK;
@@ -139,4 +139,50 @@ const sm_family shardmap_family_llama_eagle3 = {
     .out_bias_key = "attention_bias or bias",
     .prefix_variant = &eagle3_mid,
     .prefix_at = "midlayer.",
+};
+
+/*
+ * EAGLE-1 draft heads for Llama targets (EagleLlamaForCausalLM: the name vLLM's registry maps onto
+ * llama_eagle.py; vLLM's EAGLEConfig gives a draft that name when the speculative method is
+ * eagle), cut as that file loads them: the draft module's names (layers.N., fc., embed_tokens.)
+ * under vLLM's (model. before every one); Llama's decoder layers (its table: optional biases)
+ * without layer 0's input_layernorm (an Identity: vLLM has no parameter for a stored one and
+ * fails on it, so it is refused); fc an nn.Linear [hid, 2 x hid] (bias=False), whole on every
+ * rank and never quantized (no quant_config reaches it); embed_tokens skipped (vLLM shares the
+ * target's unless pipeline-parallel, which a layout here never is). No final norm, no lm_head,
+ * no fc bias: vLLM's loader fails on each (unknown here).
+ */
+static const sm_rule eagle1_rules[] = {
+    SM_RULE("model.fc.weight", "model.fc.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 2, SM_D_HID,
+            SM_D_HID2),
+    /* layer 0's is an Identity */
+    SM_RULE(SM_LAYER "input_layernorm.weight", SM_LAYER "input_layernorm.weight", SM_K_REPL, 0,
+            SM_U_NONE, SM_C_MBLATER, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "post_attention_layernorm.weight", SM_LAYER "post_attention_layernorm.weight",
+            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+};
+
+static const char *const eagle1_aliases[] = {
+    "layers.", "model.layers.", "fc.", "model.fc.", "embed_tokens.", "model.embed_tokens.", NULL,
+};
+
+static bool eagle1_drop(const ckpt_config *c, const char *cn)
+{
+	(void)c;
+	return strcmp(cn, "model.embed_tokens.weight") == 0;
+}
+
+static const char *const eagle1_archs[] = {"EagleLlamaForCausalLM", NULL};
+
+const sm_family shardmap_family_llama_eagle = {
+    .name = "llama_eagle",
+    .archs = eagle1_archs,
+    .rules = eagle1_rules,
+    .n_rules = SM_NRULES(eagle1_rules),
+    .layer_prefix = "model.layers.",
+    .aliases = eagle1_aliases,
+    .drop_canon = eagle1_drop,
+    .layer_dims = eagle3_names,
 };

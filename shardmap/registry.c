@@ -128,6 +128,7 @@ static const sm_family *const families[] = {
     &shardmap_family_gemma3_text_emb,
     &shardmap_family_llama_bidir_emb,
     &shardmap_family_llama_eagle3,
+    &shardmap_family_llama_eagle,
     &shardmap_family_qwen2_rm,
     &shardmap_family_qwen2_prm,
     &shardmap_family_qwen3_omni_moe,
