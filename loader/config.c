@@ -644,8 +644,8 @@ static int parse_all(json_t *root, ckpt_config *c, wt_errbuf *err)
 		rv = parse_quant(root, c, err);
 	if (rv == WT_OK)
 		rv = config_parse_vision(root, c, err);
-	if (rv == WT_OK)
-		rv = config_parse_audio(root, c, err);
+	if (rv == WT_OK && (rv = config_parse_audio(root, c, err)) == WT_OK)
+		rv = config_parse_eagle(root, c, err); /* EAGLE-3 drafts: config_eagle.c */
 	json_decref(lm);
 	return rv;
 }

@@ -89,6 +89,11 @@ bool config_is_qwen2_audio(json_t *root);
 bool config_is_internvl(json_t *root);
 int config_parse_internvl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* An EAGLE-3 draft's keys (draft_vocab_size, target_hidden_size, eagle_config, the bias switches,
+ * hidden_act silu) when architectures[0] is one vLLM maps onto llama_eagle3.py
+ * (config_is_eagle3); the speculators format refused for any model (config_eagle.c). */
+bool config_is_eagle3(const char *arch);
+int config_parse_eagle(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Granite Speech config (model_type granite_speech)? Its encoder_config,
  * projector_config, window_size / downsample_rate and text_config's model_type (granite
  * when it has none; config_granite_speech.c, called by config_parse_audio). */

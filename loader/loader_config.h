@@ -93,6 +93,11 @@ typedef struct ckpt_config {
 	/* openPangu-Pro-MoE-V2's param_sink_number, the rows of param_sink_key / _value (read for
 	 * model_type PanguProMoEV2 only, 0 otherwise) */
 	int64_t sink_number;
+	/* EAGLE-3 drafts (Eagle3LlamaForCausalLM and its aliases; config_eagle.c): draft_vocab_size
+	 * (vocab_size when absent or null), target_hidden_size (-1 when absent: hidden_size) and
+	 * eagle_config.use_aux_hidden_state (true when absent); 0 / -1 / false for other models */
+	int64_t draft_vocab_size, eagle_target_hidden;
+	bool eagle_aux;
 	/* Falcon's LayerNorms (model_type falcon only; 0 otherwise): 1 one input_layernorm
 	 * before the parallel attention and MLP, 2 ln_attn and ln_mlp (new_decoder_architecture),
 	 * 3 input_layernorm and post_attention_layernorm (parallel_attn false: sequential) */

@@ -89,7 +89,7 @@ static int check_entry(const sm_ctx *x, sm_entry *e, wt_errbuf *err)
 	if (shardmap_ct_weight(x->cfg, t) || shardmap_mx_weight(t))
 		return shardmap_mx_weight(t) ? shardmap_mx_check(x, e, err)
 		                             : shardmap_ct_check(x, e, err);
-	if (!wt_dtype_is_float(t->dtype))
+	if (!wt_dtype_is_float(t->dtype) && !shardmap_int_kept(x->fam, r, t))
 		return wt_seterr(err, WT_EDTYPE,
 		                 "tensor '%s': dtype %s is not a float type; weights must be F32, "
 		                 "F16, BF16, FP8 with scales, or compressed-tensors int8/int4",

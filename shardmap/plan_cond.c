@@ -103,6 +103,9 @@ static bool cfg_switch(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_VHEAD:
 		*on = c->v_use_head;
 		return true;
+	case SM_C_EAGLEFC:
+		*on = c->eagle_aux;
+		return true;
 	case SM_C_QWEN3:
 		*on = strcmp(c->lm_model_type, "qwen3") == 0 ||
 		      strcmp(c->lm_model_type, "qwen3_moe") == 0;
@@ -240,6 +243,7 @@ const char *shardmap_switch_key(const sm_family *f, uint8_t cond)
 	return cond == SM_C_QKNORM     ? "use_qk_norm"
 	       : cond == SM_C_SANDWICH ? "sandwich_norm"
 	       : cond == SM_C_RBIAS    ? "router_enable_expert_bias"
+	       : cond == SM_C_EAGLEFC  ? "eagle_config.use_aux_hidden_state"
 	                               : shardmap_bias_key(f, cond);
 }
 
@@ -334,8 +338,8 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		    "a decoder layer without q_norm / k_norm (text_config.model_type is not qwen3 "
 		    "or qwen3_moe)";
 	else if (ru->cond == SM_C_MBLATER || ru->cond == SM_C_MBLATERB)
-		why = "the first layer, whose attn_norm is an Identity (no LayerNorm: vLLM and "
-		      "transformers build none there)";
+		why = "the first layer, whose input norm is an Identity (vLLM builds none there: "
+		      "ModernBERT's attn_norm, an EAGLE-1 draft's input_layernorm)";
 	else if (ru->cond == SM_C_QFCROSS)
 		why = "a Q-Former layer without cross-attention (only layers i with i % "
 		      "qformer_config.cross_attention_frequency == 0 have one)";

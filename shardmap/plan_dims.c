@@ -483,6 +483,8 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->qk_rope_dim = c->qk_rope_head_dim;
 	d->v_head_dim = c->v_head_dim;
 	d->n_sinks = c->sink_number;
+	d->eagle_fc_in = 3 * (c->eagle_target_hidden > 0 ? c->eagle_target_hidden : c->hidden_size);
+	d->draft_vocab = c->draft_vocab_size > 0 ? c->draft_vocab_size : c->vocab_size;
 	d->vis_depth = c->v_depth;
 	d->vis_heads = c->v_num_heads;
 	mixer_dims(x, d);

@@ -439,9 +439,9 @@ static int decide(const sm_ctx *x, inst_info *in, wt_errbuf *err)
 	if (isq && nex > 0 && nex < n)
 		return shardmap_partly_excluded(x, in->a, n, nex, err);
 	bool wq = isq && nex == 0;
-	/* quantized source (FP8, compressed-tensors, MXFP4): dequantized to BF16 */
-	bool q0 = d0 == WT_F8_E4M3 || nct > 0 || shardmap_mx_weight(ent_t(x, in->a));
-	in->out_dt = x->l->dtype != WT_DTYPE_INVALID ? x->l->dtype : (q0 ? WT_BF16 : d0);
+	bool fl = !shardmap_int_kept(x->fam, r, ent_t(x, in->a)); /* an int_keep table: as stored */
+	bool q0 = d0 == WT_F8_E4M3 || nct > 0 || shardmap_mx_weight(ent_t(x, in->a)); /* -> BF16 */
+	in->out_dt = x->l->dtype != WT_DTYPE_INVALID && fl ? x->l->dtype : (q0 ? WT_BF16 : d0);
 	in->work = (same && (d0 == WT_F32 || d0 == WT_F16 || d0 == WT_BF16)) ? d0 : WT_F32;
 	in->requant = false;
 	const ckpt_config *c = x->cfg;

@@ -25,6 +25,8 @@ typedef struct sm_dims {
 	/* DeepSeek-V3 multi-head latent attention */
 	int64_t q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
 	int64_t n_sinks; /* openPangu's param_sink_number */
+	/* EAGLE-3 drafts: fc's columns (3 x target_hidden_size) and draft_vocab_size */
+	int64_t eagle_fc_in, draft_vocab;
 	/* vision tower (vision_config): depth, embed_dim, num_heads, MLP width,
 	 * merged embed (embed * merge^2), in_chans, temporal and spatial patch */
 	int64_t vis_depth, vis_embed, vis_heads, vis_inter, vis_merged;

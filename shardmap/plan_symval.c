@@ -216,6 +216,15 @@ static bool fused_dim_value(const sm_dims *d, int sym, int64_t *v)
 	case SM_D_SINKS:
 		*v = d->n_sinks;
 		return true;
+	case SM_D_HID2:
+		*v = 2 * d->hidden;
+		return true;
+	case SM_D_EFC:
+		*v = d->eagle_fc_in;
+		return true;
+	case SM_D_DV:
+		*v = d->draft_vocab;
+		return true;
 	default:
 		return false;
 	}

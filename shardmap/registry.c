@@ -127,6 +127,8 @@ static const sm_family *const families[] = {
     &shardmap_family_gemma2_emb,
     &shardmap_family_gemma3_text_emb,
     &shardmap_family_llama_bidir_emb,
+    &shardmap_family_llama_eagle3,
+    &shardmap_family_llama_eagle,
     &shardmap_family_qwen2_rm,
     &shardmap_family_qwen2_prm,
     &shardmap_family_qwen3_omni_moe,
@@ -217,6 +219,9 @@ const sm_family *shardmap_family_for(const ckpt *c)
 	if (f != NULL && f->siglip_tower != NULL &&
 	    strcmp(cfg->v_model_type, "siglip_vision_model") == 0)
 		return f->siglip_tower;
+	for (size_t k = 0; f != NULL && f->prefix_variant != NULL && k < ckpt_n_tensors(c); k++)
+		if (strncmp(ckpt_tensor_at(c, k)->name, f->prefix_at, strlen(f->prefix_at)) == 0)
+			return f->prefix_variant;
 	if (f == NULL || f->per_expert == NULL)
 		return f;
 	for (size_t k = 0; k < ckpt_n_tensors(c); k++) {

@@ -194,6 +194,9 @@ typedef enum {
 	SM_D_KVV,   /* KV * v_head_dim (d when unset): v_proj rows of a qkv_v_head_dim family */
 	SM_D_VHD,   /* v_head_dim (d when unset): openPangu's param_sink_value columns */
 	SM_D_SINKS, /* param_sink_number: openPangu's param_sink_key / _value rows */
+	SM_D_HID2,  /* 2 * hidden_size: an EAGLE-3 draft's layer-0 q/k/v columns [embeds; hidden] */
+	SM_D_EFC,   /* 3 * target_hidden_size (hidden_size when absent): EAGLE-3's fc columns */
+	SM_D_DV,    /* draft_vocab_size (vocab_size when absent): EAGLE-3's lm_head rows */
 	SM_D_COUNT_
 } sm_dim;
 
@@ -301,6 +304,7 @@ typedef enum {
 	                  mlp.e_score_correction_bias) */
 	SM_C_VHEAD,    /* vision_config.vision_use_head not false (a SigLIP tower's pooling head,
 	                  LLaVA's: v_use_head) */
+	SM_C_EAGLEFC,  /* an EAGLE-3 draft's eagle_config.use_aux_hidden_state (default true: fc) */
 } sm_cond;
 
 enum {

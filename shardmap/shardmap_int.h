@@ -241,7 +241,18 @@ typedef struct sm_family {
 	/* Runtime names keep the checkpoint's prefixes (SHARDS.md: the module path): a name in the
 	 * aliases' layout is served with its prefix, not the rules' canonical one */
 	bool alias_runtime;
+	/* The runtime name of the one integer table the family serves as stored, never converted
+	 * or quantized (an EAGLE-3 draft's draft_id_to_target_id, I64); NULL = none: every
+	 * integer tensor refused (shardmap_int_kept) */
+	const char *int_keep;
+	/* The family's table when a tensor's name starts with prefix_at (an EAGLE-3 draft's
+	 * midlayer.: the other aliases); NULL = none. shardmap_family_for picks it. */
+	const struct sm_family *prefix_variant;
+	const char *prefix_at;
 } sm_family;
+
+/* Whether tensor t under rule r is family f's int_keep table in I64 (family_eagle.c). */
+bool shardmap_int_kept(const sm_family *f, const sm_rule *r, const ckpt_tensor *t);
 
 /* The checkpoint prefixes transformers >= 4.52 writes for the LLaVA-style layouts
  * (model.language_model., model.vision_tower., model.multi_modal_projector., lm_head.)
@@ -259,8 +270,8 @@ const sm_family *shardmap_family_find(const char *arch, const char *model_type);
 /* The family of checkpoint c: shardmap_family_find's, its arch_variant table when
  * architectures[0] is that table's, its pixtral_tower table when
  * vision_config.model_type is pixtral, its siglip_tower table when it is
- * siglip_vision_model, or its per_expert table when c holds an
- * "...experts.<digits>." tensor. */
+ * siglip_vision_model, its prefix_variant table when a tensor starts with its prefix_at, or
+ * its per_expert table when c holds an "...experts.<digits>." tensor. */
 const sm_family *shardmap_family_for(const ckpt *c);
 
 /* The vision towers' shape errors (plan_dims.c): vision_config.<key> (the family's name for
