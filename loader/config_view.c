@@ -150,12 +150,13 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
  * text_config.tie_word_embeddings, Gemma3TextConfig's default; vLLM's Gemma3ForCausalLM
  * asserts it). */
 static const char *const tie_by_text[] = {
-    "llava",     "llava_next", "llava_next_video", "idefics3",       "smolvlm",
-    "paligemma", "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
-    "mistral3",  "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
-    "qwen2_vl",  "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
-    "fuyu",      "lfm2_vl",    "lfm2-vl",          "granite_speech", "blip-2",
-    "aria",      "voxtral",    "mllama",           "qwen2_5_omni",   "qwen3_omni_moe",
+    "llava",         "llava_next", "llava_next_video", "idefics3",       "smolvlm",
+    "paligemma",     "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
+    "mistral3",      "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
+    "qwen2_vl",      "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
+    "fuyu",          "lfm2_vl",    "lfm2-vl",          "granite_speech", "blip-2",
+    "aria",          "voxtral",    "mllama",           "qwen2_5_omni",   "qwen3_omni_moe",
+    "internvl_chat", "h2ovl_chat", "skywork_chat",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of
