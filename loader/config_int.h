@@ -128,6 +128,13 @@ int config_parse_omni_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err)
  * Tarsier2's flat view, NULL for any other config. */
 bool config_is_tarsier2(json_t *root);
 int config_tarsier2_root(json_t *root, json_t **out, wt_errbuf *err);
+/* Is root an InternVL chat-format config (model_type internvl_chat)? Its flat view:
+ * llm_config as text_config, model_type the class of llm_config.architectures[0]; its
+ * vision_config (InternVisionConfig's defaults), select_layer and downsample_ratio into c
+ * (config_internvl_chat.c). */
+bool config_is_internvl_chat(json_t *root);
+int config_internvl_chat_root(json_t *root, json_t **out, wt_errbuf *err);
+int config_parse_internvl_chat(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 int config_flat_root(json_t *root, json_t **out, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */

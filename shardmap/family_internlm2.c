@@ -33,54 +33,27 @@
  */
 #include <inttypes.h>
 
-#include "shardmap/family_rules.h"
+#include "shardmap/family_internlm2.h"
 
-#define IL_REPL(x) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
-
-/* InternLM2's feed_forward (pre "feed_forward."), or InternLM2-VE's visual expert
- * (pre "feed_forward_ve."): w1 / w3 merged by rows into gate_up_proj, w2 by columns. */
-#define IL_MLP(pre)                                                                                \
-	SM_RULE(SM_LAYER pre "w1.weight", SM_LAYER pre "gate_up_proj.weight", SM_K_ROWS, 0,        \
-	        SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                                \
-	    SM_RULE(SM_LAYER pre "w3.weight", SM_LAYER pre "gate_up_proj.weight", SM_K_ROWS, 1,    \
-	            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I, SM_D_HID),                            \
-	    SM_RULE(SM_LAYER pre "w2.weight", SM_LAYER pre "w2.weight", SM_K_COLS, 0, SM_U_I,      \
-	            SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I)
-
-#define IL_OUTPUT                                                                                  \
-	SM_RULE("output.weight", "output.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, \
-	        2, SM_D_V, SM_D_HID)
-
-/* InternLM2's decoder: the embedding, the layers and the final norm (no output). */
-#define IL_RULES                                                                                   \
-	SM_RULE("model.tok_embeddings.weight", "model.tok_embeddings.weight", SM_K_VOCAB, 0,       \
-	        SM_U_NONE, SM_C_ALL, 0, 2, SM_D_V, SM_D_HID),                                      \
-	    IL_REPL("model.norm.weight"), IL_REPL(SM_LAYER "attention_norm.weight"),               \
-	    IL_REPL(SM_LAYER "ffn_norm.weight"),                                                   \
-	    SM_RULE(SM_LAYER "attention.wqkv.weight", SM_LAYER "attention.wqkv.weight", SM_K_QKVH, \
-	            0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),                   \
-	    SM_RULE(SM_LAYER "attention.wo.weight", SM_LAYER "attention.wo.weight", SM_K_COLS, 0,  \
-	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),                        \
-	    IL_MLP("feed_forward.")
-
-static const sm_rule internlm2_rules[] = {IL_RULES, IL_OUTPUT};
+static const sm_rule internlm2_rules[] = {IL_RULES_AT(""), IL_OUTPUT_AT("")};
 
 /* InternLM2VEForCausalLM (vLLM's internlm2_ve.py): InternLM2's layers plus the visual expert
  * feed_forward_ve, an InternLM2MLP of the same sizes cut as feed_forward (vLLM's load_weights
  * maps its w1 / w3 onto feed_forward_ve.gate_up_proj through the same stacked_params_mapping). */
-static const sm_rule internlm2_ve_rules[] = {IL_RULES, IL_OUTPUT, IL_MLP("feed_forward_ve.")};
+static const sm_rule internlm2_ve_rules[] = {IL_RULES_AT(""), IL_OUTPUT_AT(""),
+                                             IL_MLP("feed_forward_ve.")};
 
 /* InternLM2ForRewardModel (vLLM's internlm2.py): the decoder, then v_head [1, hid] by columns,
  * unquantized (its RowParallelLinear gets no quantization config). */
 static const sm_rule internlm2_rm_rules[] = {
-    IL_RULES,
+    IL_RULES_AT(""),
     SM_RULE("v_head.weight", "v_head.weight", SM_K_COLS, 0, SM_U_HID, SM_C_ALL, 0, 2, SM_D_NLAB,
             SM_D_HID),
 };
 
 /* vLLM's InternLM2Attention: head size hidden_size / num_attention_heads (InternLM2Config has no
  * head_dim key), the q heads grouped evenly over the kv heads (split_qkv's view). */
-static int internlm2_check(const ckpt_config *c, wt_errbuf *err)
+int shardmap_internlm2_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int hq =
 	    shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads", "head_dim", err);
@@ -105,7 +78,7 @@ const sm_family shardmap_family_internlm2 = {
     .rules = internlm2_rules,
     .n_rules = SM_NRULES(internlm2_rules),
     .layer_prefix = "model.layers.",
-    .check = internlm2_check,
+    .check = shardmap_internlm2_check,
 };
 
 const sm_family shardmap_family_internlm2_ve = {
@@ -114,7 +87,7 @@ const sm_family shardmap_family_internlm2_ve = {
     .rules = internlm2_ve_rules,
     .n_rules = SM_NRULES(internlm2_ve_rules),
     .layer_prefix = "model.layers.",
-    .check = internlm2_check,
+    .check = shardmap_internlm2_check,
 };
 
 const sm_family shardmap_family_internlm2_rm = {
@@ -123,5 +96,5 @@ const sm_family shardmap_family_internlm2_rm = {
     .rules = internlm2_rm_rules,
     .n_rules = SM_NRULES(internlm2_rm_rules),
     .layer_prefix = "model.layers.",
-    .check = internlm2_check,
+    .check = shardmap_internlm2_check,
 };

@@ -120,7 +120,14 @@ static bool cfg_switch(const ckpt_config *c, uint8_t cond, bool *on)
 		*on = c->mb_cls_bias;
 		return true;
 	case SM_C_VQKVB:
+	case SM_C_IVQKVB:
 		*on = c->v_attn_bias;
+		return true;
+	case SM_C_IVQKN:
+		*on = c->v_qk_norm;
+		return true;
+	case SM_C_IVLN:
+		*on = c->v_norm_ln;
 		return true;
 	default:
 		return false;
@@ -202,6 +209,14 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	     "vision_config.use_absolute_position_embeddings is false (no position table)"},
 	    {SM_C_VQKVB, "vision_config.qkv_bias true (its default)",
 	     "vision_config.qkv_bias is false (qkv without a bias)"},
+	    {SM_C_IVQKVB, "vision_config.qkv_bias true",
+	     "vision_config.qkv_bias is false or absent (InternViT's qkv without a bias)"},
+	    {SM_C_IVQKN,
+	     "vision_config.qk_normalization true or absent (InternVisionConfig's "
+	     "default)",
+	     "vision_config.qk_normalization is false (no q_norm / k_norm)"},
+	    {SM_C_IVLN, "vision_config.norm_type layer_norm",
+	     "vision_config.norm_type is rms_norm or absent (InternViT's norms without biases)"},
 	    {SM_C_VHEAD,
 	     "vision_config.vision_use_head true or absent (SiglipVisionTransformer's "
 	     "default: vLLM builds the pooling head)",

@@ -27,13 +27,15 @@ static bool name_excluded(const sm_ctx *x, const char *nm)
 }
 
 /* Also kept by fbgemm_fp8's modules_to_not_convert (matched as transformers does,
- * quant_f8.c; docs/format.md 4.7), and the family's keep_float tensors (SigLIP). */
+ * quant_f8.c; docs/format.md 4.7), and the family's keep_float tensors (SigLIP) and
+ * float_at_tp ones (InternViT's attention when its heads do not divide tp_size). */
 bool shardmap_entry_excluded(const sm_ctx *x, size_t k)
 {
 	const char *nm = ckpt_tensor_at(x->c, x->ents[k].t)->name, *cn = x->ents[k].canon;
 	return name_excluded(x, nm) || (cn && name_excluded(x, cn)) ||
 	       shardmap_fb_kept(x->cfg, nm) || (cn && shardmap_fb_kept(x->cfg, cn)) ||
-	       (x->fam->keep_float && x->fam->keep_float(x->cfg, cn ? cn : nm));
+	       (x->fam->keep_float && x->fam->keep_float(x->cfg, cn ? cn : nm)) ||
+	       (x->fam->float_at_tp && x->fam->float_at_tp(x->cfg, x->tp_size, cn ? cn : nm));
 }
 
 /* Up to 2 checkpoint module names of entries [a, a+n) that are (or are not) excluded. */

@@ -696,6 +696,26 @@ static int part_mamba(const part_req *req)
 	return WT_OK;
 }
 
+/* SM_K_QKVFW / SM_K_COLSW: split as SM_K_QKVF / SM_K_COLS when tp_size divides the unit
+ * count, else the whole tensor on every rank (InternViT's attention: vLLM builds
+ * InternParallelAttention when the heads divide tp_size, else InternSdpaAttention). */
+static bool units_divide(const part_req *req)
+{
+	const char *what;
+	int64_t units = unit_count(req->ctx, req->rule->unit, &what);
+	return units > 0 && units % req->tp_size == 0;
+}
+
+static int part_qkv_fused_or_whole(const part_req *req)
+{
+	return units_divide(req) ? part_qkv_fused(req) : part_replicated(req);
+}
+
+static int part_col_split_or_whole(const part_req *req)
+{
+	return units_divide(req) ? part_col_split(req) : part_replicated(req);
+}
+
 typedef int (*part_fn)(const part_req *req);
 
 /* The rule of each kind (sm_kind), like the family tables map names to kinds. */
@@ -729,6 +749,8 @@ static const part_fn part_rules[] = {
     [SM_K_ROWS2R] = part_halves_up_first,
     [SM_K_SINKKV] = part_sink_kv,
     [SM_K_ROWS2H] = part_halves_per_unit,
+    [SM_K_QKVFW] = part_qkv_fused_or_whole,
+    [SM_K_COLSW] = part_col_split_or_whole,
 };
 
 int shardmap_partition(const sm_ctx *ctx, size_t first, size_t n_parts, uint32_t tp_rank,

@@ -97,6 +97,7 @@ static const sm_family *const families[] = {
     &shardmap_family_llava_next_video,
     &shardmap_family_qwen2_audio,
     &shardmap_family_internvl,
+    &shardmap_family_internvl_chat,
     &shardmap_family_roberta,
     &shardmap_family_xlm_roberta,
     &shardmap_family_roberta_cls,
@@ -211,6 +212,8 @@ const sm_family *shardmap_family_for(const ckpt *c)
 {
 	const ckpt_config *cfg = ckpt_get_config(c);
 	const sm_family *f = shardmap_family_find(cfg->architecture, cfg->model_type);
+	if (f != NULL && f->variant_for != NULL && f->variant_for(cfg) != NULL)
+		f = f->variant_for(cfg);
 	if (f != NULL && f->arch_variant != NULL && cfg->architecture != NULL &&
 	    strcmp(cfg->architecture, f->arch_variant->archs[0]) == 0)
 		return f->arch_variant;

@@ -75,6 +75,11 @@ typedef enum {
 	                mixer.in_proj, [gate_h; x_h] per mamba head): [gate_r; x_r], the rank's
 	                units' pieces gathered part by part (vLLM's plamo2.py load_weights
 	                de-interleaves before MergedColumnParallelLinear's split) */
+	SM_K_QKVFW,  /* SM_K_QKVF when tp_size divides the unit count, else whole on every rank
+	                (InternViT's qkv: vLLM's InternParallelAttention, else InternSdpaAttention's
+	                plain nn.Linear) */
+	SM_K_COLSW,  /* SM_K_COLS when tp_size divides the unit count, else whole (InternViT's
+	                attn.proj, the same choice) */
 } sm_kind;
 
 /* Symbolic dimensions checked against config.json. */
@@ -305,6 +310,11 @@ typedef enum {
 	SM_C_VHEAD,    /* vision_config.vision_use_head not false (a SigLIP tower's pooling head,
 	                  LLaVA's: v_use_head) */
 	SM_C_EAGLEFC,  /* an EAGLE-3 draft's eagle_config.use_aux_hidden_state (default true: fc) */
+	SM_C_IVQKVB,   /* InternViT's vision_config.qkv_bias true (v_attn_bias; default false) */
+	SM_C_IVQKN,    /* InternViT's vision_config.qk_normalization true (v_qk_norm; default
+	                  true) */
+	SM_C_IVLN,     /* InternViT's vision_config.norm_type layer_norm (v_norm_ln; default
+	                  rms_norm) */
 } sm_cond;
 
 enum {

@@ -249,6 +249,13 @@ typedef struct sm_family {
 	 * midlayer.: the other aliases); NULL = none. shardmap_family_for picks it. */
 	const struct sm_family *prefix_variant;
 	const char *prefix_at;
+	/* Hook: the family's table for this config (InternVLChatModel: the one of its
+	 * llm_config's language model), picked by shardmap_family_for; NULL = this one. */
+	const struct sm_family *(*variant_for)(const ckpt_config *cfg);
+	/* Hook: is the SM_F_QUANT tensor of canonical name cn built without quantization at
+	 * tp_size tp (InternViT's qkv / proj: a plain nn.Linear when its heads do not divide
+	 * tp)? Checked beside keep_float. */
+	bool (*float_at_tp)(const ckpt_config *cfg, uint32_t tp, const char *cn);
 } sm_family;
 
 /* Whether tensor t under rule r is family f's int_keep table in I64 (family_eagle.c). */
@@ -267,7 +274,8 @@ extern const char *const shardmap_qwen_vl_aliases[];
 const char *shardmap_not_cut_why(const char *arch);
 /* Registry lookup by architectures[0] (then model_type). NULL if unknown. */
 const sm_family *shardmap_family_find(const char *arch, const char *model_type);
-/* The family of checkpoint c: shardmap_family_find's, its arch_variant table when
+/* The family of checkpoint c: shardmap_family_find's (its variant_for table when that
+ * hook names one), its arch_variant table when
  * architectures[0] is that table's, its pixtral_tower table when
  * vision_config.model_type is pixtral, its siglip_tower table when it is
  * siglip_vision_model, its prefix_variant table when a tensor starts with its prefix_at, or

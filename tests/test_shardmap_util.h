@@ -112,7 +112,7 @@ static __attribute__((unused)) int tm_ix(const sm_plan *p, uint32_t rank, const 
  * kv_rows: the element is in the k / v rows of q/k/v fused in the checkpoint (Phi-3). */
 #ifdef cmocka_unit_test
 static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const char *name, int64_t KV,
-                                                     bool kv_rows)
+                                                     bool kv_rows, int64_t vheads)
 {
 	const sm_family *f = p->fam;
 	char buf[256];
@@ -145,6 +145,10 @@ static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const cha
 			return P == 1 ? 1 : T;
 		case SM_K_EXPB2: /* whole per expert on every tp rank */
 			return T;
+		case SM_K_QKVFW: /* InternViT's qkv / proj: whole where its heads do not divide tp
+		                  */
+		case SM_K_COLSW:
+			return vheads > 0 && vheads % T != 0 ? T * P : P;
 		default:
 			return P;
 		}
@@ -247,8 +251,9 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 		int64_t q_rows =
 		    ckpt_get_config(c)->num_attention_heads * ckpt_get_config(c)->head_dim;
 		/* once per tensor: the rule lookup is the costly part */
-		int64_t want_q = expected_mult(p, ct->name, KV, false),
-		        want_kv = expected_mult(p, ct->name, KV, true);
+		int64_t vh = ckpt_get_config(c)->v_num_attn_heads;
+		int64_t want_q = expected_mult(p, ct->name, KV, false, vh),
+		        want_kv = expected_mult(p, ct->name, KV, true, vh);
 		int64_t bc_lo = 0, bc_hi = 0; /* Mamba2 B / C rows on every rank */
 		bool dup = tm_mamba_dup(c, p, ct->name, &bc_lo, &bc_hi);
 		for (int64_t e = 0; e < n; e++) {
