@@ -32,6 +32,17 @@ void shardmap_geo_2d(sm_geo *g, int64_t rows, int64_t cols, int ndim);
  * (SM_K_EXP13), stacked (SM_K_EXP13S / EXP13I), from two stacks (SM_K_EXPGU), non-gated
  * (SM_K_EXP1: w1 alone); w2 per expert (SM_K_EXP2) and stacked (SM_K_EXP2S); the w13 / w2 biases
  * (SM_K_EXPB13 / EXPB2). */
+/* WT_ELAYOUT (naming the tensor, tp_size and the count) unless tp_size divides the rule's unit
+ * count, which goes to *units (plan_part.c). */
+int shardmap_part_check_units(const part_req *req, int64_t *units);
+
+/* The recurrent mixers' kinds (plan_part_mixer.c): SM_K_ROWS2H, SM_K_CONVQKV, SM_K_ROWS3,
+ * SM_K_MAMBA. */
+int shardmap_part_halves_per_unit(const part_req *req);
+int shardmap_part_conv_qkv(const part_req *req);
+int shardmap_part_thirds(const part_req *req);
+int shardmap_part_mamba(const part_req *req);
+
 int shardmap_part_expert_w13(const part_req *req);
 int shardmap_part_expert_w13_stacked(const part_req *req);
 int shardmap_part_expert_w13_two(const part_req *req);
