@@ -70,62 +70,12 @@ static char *oc_config(const char *text, size_t len)
 	return out;
 }
 
-/* g_root/opencua: the fixture's tensors under OpenCUA's names (one file), its config.json
- * OpenCUA's (oc_config). */
-static int write_opencua(void)
-{
-	model m = {0};
-	ref_set ck = {0};
-	ref_cfg c;
-	wt_errbuf err = {0};
-	open_model(&m, FAM);
-	int rv = ref_load_ckpt(m.c, &c, &ck, &err);
-	close_model(&m);
-	st_desc *d = calloc(ck.n ? ck.n : 1, sizeof(*d));
-	const void **data = calloc(ck.n ? ck.n : 1, sizeof(*data));
-	char **names = calloc(ck.n ? ck.n : 1, sizeof(*names));
-	assert_true(d != NULL && data != NULL && names != NULL);
-	for (size_t i = 0; rv == WT_OK && i < ck.n; i++) {
-		const ref_tensor *t = &ck.t[i];
-		names[i] = malloc(strlen(t->name) + 32);
-		assert_non_null(names[i]);
-		oc_name(names[i], strlen(t->name) + 32, t->name);
-		d[i] = (st_desc){names[i], t->dtype, t->ndim, {0}};
-		memcpy(d[i].shape, t->shape, sizeof(t->shape));
-		data[i] = t->data;
-	}
-	char *src = tu_path(g_root, FAM), *dir = tu_path(g_root, OC);
-	char *cpath = tu_path(src, "config.json"), *out = tu_path(dir, "model.safetensors");
-	size_t len = 0;
-	char *text = tu_read_file(cpath, &len);
-	char *json = text != NULL ? oc_config(text, len) : NULL;
-	if (rv == WT_OK)
-		rv = json != NULL && tu_write_file(dir, "config.json", json, strlen(json)) == 0
-		         ? WT_OK
-		         : -1;
-	if (rv == WT_OK)
-		rv = st_write_path(out, d, data, ck.n, NULL, 0, &err);
-	for (size_t i = 0; i < ck.n; i++)
-		free(names[i]);
-	free(names);
-	free(d);
-	free(data);
-	free(text);
-	free(json);
-	free(src);
-	free(dir);
-	free(cpath);
-	free(out);
-	ref_set_clear(&ck);
-	return rv == WT_OK ? 0 : -1;
-}
-
 static int setup(void **state)
 {
 	(void)state;
 	static const char *fams[] = {FAM};
 	int rv = gen_fixtures("reference_opencua", fams, 1);
-	return rv == 0 ? write_opencua() : rv;
+	return rv == 0 ? write_renamed(FAM, OC, oc_name, oc_config) : rv;
 }
 
 static void test_pass(void **state)

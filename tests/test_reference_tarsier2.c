@@ -40,62 +40,20 @@ static void ts_name(char *b, size_t n, const char *name)
 		snprintf(b, n, "language_model.%s", name);
 }
 
-/* g_root/qwen2_vl_ts: the fixture's tensors under Tarsier2's names (one file), its config.json
- * as text_config of a LLaVA config with architectures Tarsier2ForConditionalGeneration. */
-static int write_tarsier2(void)
+/* Tarsier2's config.json: the fixture's (Qwen2-VL's) as its text_config under the release's
+ * top level. */
+static char *ts_config(const char *text, size_t len)
 {
-	model m = {0};
-	ref_set ck = {0};
-	ref_cfg c;
-	wt_errbuf err = {0};
-	open_model(&m, FAM);
-	int rv = ref_load_ckpt(m.c, &c, &ck, &err);
-	close_model(&m);
-	st_desc *d = calloc(ck.n ? ck.n : 1, sizeof(*d));
-	const void **data = calloc(ck.n ? ck.n : 1, sizeof(*data));
-	char **names = calloc(ck.n ? ck.n : 1, sizeof(*names));
-	assert_true(d != NULL && data != NULL && names != NULL);
-	for (size_t i = 0; rv == WT_OK && i < ck.n; i++) {
-		const ref_tensor *t = &ck.t[i];
-		names[i] = malloc(strlen(t->name) + 32);
-		assert_non_null(names[i]);
-		ts_name(names[i], strlen(t->name) + 32, t->name);
-		d[i] = (st_desc){names[i], t->dtype, t->ndim, {0}};
-		memcpy(d[i].shape, t->shape, sizeof(t->shape));
-		data[i] = t->data;
-	}
-	char *src = tu_path(g_root, FAM), *dir = tu_path(g_root, TS);
-	char *cpath = tu_path(src, "config.json"), *out = tu_path(dir, "model.safetensors");
-	size_t len = 0;
-	char *text = tu_read_file(cpath, &len);
 	static const char head[] = "{\"architectures\": [\"Tarsier2ForConditionalGeneration\"], "
 	                           "\"model_type\": \"llava\", \"torch_dtype\": \"bfloat16\", "
 	                           "\"text_config\": ";
-	char *json = text != NULL ? malloc(sizeof(head) + len + 2) : NULL;
+	char *json = malloc(sizeof(head) + len + 2);
 	if (json != NULL) {
 		memcpy(json, head, sizeof(head) - 1);
 		memcpy(json + sizeof(head) - 1, text, len);
 		memcpy(json + sizeof(head) - 1 + len, "}", 2);
 	}
-	if (rv == WT_OK)
-		rv = json != NULL && tu_write_file(dir, "config.json", json, strlen(json)) == 0
-		         ? WT_OK
-		         : -1;
-	if (rv == WT_OK)
-		rv = st_write_path(out, d, data, ck.n, NULL, 0, &err);
-	for (size_t i = 0; i < ck.n; i++)
-		free(names[i]);
-	free(names);
-	free(d);
-	free(data);
-	free(text);
-	free(json);
-	free(src);
-	free(dir);
-	free(cpath);
-	free(out);
-	ref_set_clear(&ck);
-	return rv == WT_OK ? 0 : -1;
+	return json;
 }
 
 static int setup(void **state)
@@ -103,7 +61,7 @@ static int setup(void **state)
 	(void)state;
 	static const char *fams[] = {FAM};
 	int rv = gen_fixtures("reference_tarsier2", fams, 1);
-	return rv == 0 ? write_tarsier2() : rv;
+	return rv == 0 ? write_renamed(FAM, TS, ts_name, ts_config) : rv;
 }
 
 static void test_tarsier2_pass(void **state)

@@ -14,8 +14,10 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "loader/loader_st.h"
 #include "reference/ckpt.h"
 #include "reference/reference.h"
+#include "reference/reference_int.h"
 #include "tests/util/testutil.h"
 
 #define SEED 11u
@@ -204,6 +206,61 @@ static __attribute__((unused)) int copy_fixture(const char *from, const char *to
 	free(src);
 	free(dir);
 	return rv;
+}
+
+/* Fixture folder `to` under g_root, a release layout of fixture `fam`'s weights: its tensors (as
+ * the reference loads them) under the names rename() writes (at most the name's length + 32
+ * bytes), in one model.safetensors, and config() of the fixture's config.json text as its
+ * config.json (malloc'd; NULL fails). Tarsier2's and OpenCUA's released names of Qwen2-VL's and
+ * Qwen2.5-VL's fixtures. 0, or -1 when a step failed. */
+static __attribute__((unused)) int write_renamed(const char *fam, const char *to,
+                                                 void (*rename)(char *, size_t, const char *),
+                                                 char *(*config)(const char *, size_t))
+{
+	model m = {0};
+	ref_set ck = {0};
+	ref_cfg c;
+	wt_errbuf err = {0};
+	open_model(&m, fam);
+	int rv = ref_load_ckpt(m.c, &c, &ck, &err);
+	close_model(&m);
+	st_desc *d = calloc(ck.n ? ck.n : 1, sizeof(*d));
+	const void **data = calloc(ck.n ? ck.n : 1, sizeof(*data));
+	char **names = calloc(ck.n ? ck.n : 1, sizeof(*names));
+	assert_true(d != NULL && data != NULL && names != NULL);
+	for (size_t i = 0; rv == WT_OK && i < ck.n; i++) {
+		const ref_tensor *t = &ck.t[i];
+		names[i] = malloc(strlen(t->name) + 32);
+		assert_non_null(names[i]);
+		rename(names[i], strlen(t->name) + 32, t->name);
+		d[i] = (st_desc){names[i], t->dtype, t->ndim, {0}};
+		memcpy(d[i].shape, t->shape, sizeof(t->shape));
+		data[i] = t->data;
+	}
+	char *src = tu_path(g_root, fam), *dir = tu_path(g_root, to);
+	char *cpath = tu_path(src, "config.json"), *out = tu_path(dir, "model.safetensors");
+	size_t len = 0;
+	char *text = tu_read_file(cpath, &len);
+	char *json = text != NULL ? config(text, len) : NULL;
+	if (rv == WT_OK)
+		rv = json != NULL && tu_write_file(dir, "config.json", json, strlen(json)) == 0
+		         ? WT_OK
+		         : -1;
+	if (rv == WT_OK)
+		rv = st_write_path(out, d, data, ck.n, NULL, 0, &err);
+	for (size_t i = 0; i < ck.n; i++)
+		free(names[i]);
+	free(names);
+	free(d);
+	free(data);
+	free(text);
+	free(json);
+	free(src);
+	free(dir);
+	free(cpath);
+	free(out);
+	ref_set_clear(&ck);
+	return rv == WT_OK ? 0 : -1;
 }
 
 /* Replace the first `from` in a file's text with `to` (one occurrence expected). */
