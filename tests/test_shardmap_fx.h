@@ -636,6 +636,29 @@ static __attribute__((unused)) void fx_same_rank(const fx *a, const fx *b, uint3
 	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
 }
 
+/* Every output of rank r of q is t's under the name rename() gives it (dtype, shape, bytes), and t
+ * has no other: a release layout (Tarsier2's, OpenCUA's names) against the family's own. `what`
+ * names q's family in a failure. */
+static __attribute__((unused)) void
+fx_same_rank_renamed(const fx *q, const fx *t, uint32_t r,
+                     void (*rename)(char *, size_t, const char *), const char *what)
+{
+	size_t nq = shardmap_rank_n_tensors(q->p, r);
+	for (size_t i = 0; i < nq; i++) {
+		const sm_out_info *u = shardmap_rank_tensor(q->p, r, i);
+		char n[200];
+		rename(n, sizeof(n), u->name);
+		const sm_out_info *v = info(t, r, n);
+		assert_int_equal(u->dtype, v->dtype);
+		assert_int_equal(u->ndim, v->ndim);
+		assert_memory_equal(u->shape, v->shape, sizeof(u->shape[0]) * (size_t)u->ndim);
+		assert_int_equal(u->nbytes, v->nbytes);
+		if (memcmp(q->pr->b[r][i], out_bytes(t, r, n), u->nbytes) != 0)
+			fail_msg("rank %u '%s' differs from %s's '%s'", r, n, what, u->name);
+	}
+	assert_int_equal(shardmap_rank_n_tensors(t->p, r), nq);
+}
+
 /* The name layouts of one model give the same shards: m planned with cfg at TP T x EP P, every
  * rank byte for byte as o's (the other layout with the same cfg; NULL: none) and, under
  * `prefix`, as the language model alone (text with text_cfg). Takes the models. */

@@ -118,24 +118,15 @@ static tm_model *ts_model(lay_t y, bool head)
 
 #define TL1 "language_model.model.layers.1."
 
-/* Every tensor of Qwen2-VL q's rank r is Tarsier2 t's under Tarsier2's name (dtype, shape,
- * bytes), and t has no other. */
+static void ts_rel_name(char *b, size_t n, const char *c)
+{
+	ck_name(b, n, c, TS_REL);
+}
+
+/* Every tensor of Qwen2-VL q's rank r is t's under the release name, and t has no other. */
 static void same_as_qvl(const fx *q, const fx *t, uint32_t r)
 {
-	size_t nq = shardmap_rank_n_tensors(q->p, r);
-	for (size_t i = 0; i < nq; i++) {
-		const sm_out_info *u = shardmap_rank_tensor(q->p, r, i);
-		char n[200];
-		ck_name(n, sizeof(n), u->name, TS_REL);
-		const sm_out_info *v = info(t, r, n);
-		assert_int_equal(u->dtype, v->dtype);
-		assert_int_equal(u->ndim, v->ndim);
-		assert_memory_equal(u->shape, v->shape, sizeof(u->shape[0]) * (size_t)u->ndim);
-		assert_int_equal(u->nbytes, v->nbytes);
-		if (memcmp(q->pr->b[r][i], out_bytes(t, r, n), u->nbytes) != 0)
-			fail_msg("rank %u '%s' differs from Qwen2-VL's '%s'", r, n, u->name);
-	}
-	assert_int_equal(shardmap_rank_n_tensors(t->p, r), nq);
+	fx_same_rank_renamed(q, t, r, ts_rel_name, "Qwen2-VL");
 }
 
 /* TP 2 and 4: layer 1's q/k/v rows (and biases), o_proj columns, gate_up rows and down_proj
