@@ -23,6 +23,7 @@
 
 #define SEED 0x0c0aull
 #include "test_shardmap_fx.h"
+#include "test_shardmap_vl_tower.h"
 #include "test_shardmap_quant.h"
 
 /* LM (Qwen2): hid 128, H 8, KV 2, d 16, I 256, V 256, L 2, q/k/v biases, untied. Vision
@@ -55,31 +56,10 @@
 	"\"text_config\":{" text "}" vis "}"
 #define OC OC_T("", "\"model_type\":\"qwen2\"," LM_KEYS, "," VKEYS)
 
-/* OC_REL: OpenCUA's release names; OC_QVL: Qwen2.5-VL's 4.x names (the rules'); OC_HF5:
- * transformers 5.x's Qwen2.5-VL names; OC_MIXED: the release's but the tower under visual. */
-typedef enum { OC_QVL, OC_REL, OC_HF5, OC_MIXED } lay_t;
-
-/* Checkpoint name of Qwen2.5-VL's 4.x name c in layout y. */
-static void ck_name(char *b, size_t n, const char *c, lay_t y)
-{
-	bool lm = strncmp(c, "model.", 6) == 0, head = strncmp(c, "lm_head.", 8) == 0,
-	     vis = strncmp(c, "visual.", 7) == 0;
-	if ((y == OC_REL || y == OC_MIXED) && (lm || head))
-		snprintf(b, n, "language_model.%s", c);
-	else if (y == OC_REL && vis)
-		snprintf(b, n, "vision_tower.%s", c + 7);
-	else if (y == OC_HF5 && lm)
-		snprintf(b, n, "model.language_model.%s", c + 6);
-	else if (y == OC_HF5 && vis)
-		snprintf(b, n, "model.visual.%s", c + 7);
-	else
-		snprintf(b, n, "%s", c);
-}
-
 static void add(tm_model *m, lay_t y, const char *c, int64_t a, int64_t b)
 {
 	char n[200];
-	ck_name(n, sizeof(n), c, y);
+	vl_ck_name(n, sizeof(n), c, y);
 	tm_add2(m, n, a, b);
 }
 
@@ -121,7 +101,7 @@ static tm_model *oc_model(lay_t y, bool head)
 	add(m, y, "visual.merger.mlp.0.bias", VM, 0);
 	add(m, y, "visual.merger.mlp.2.weight", HID, VM);
 	add(m, y, "visual.merger.mlp.2.bias", HID, 0);
-	ck_name(b, sizeof(b), "visual.patch_embed.proj.weight", y);
+	vl_ck_name(b, sizeof(b), "visual.patch_embed.proj.weight", y);
 	tm_add(m, b, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2 * 2, 0, 0);
 	st_desc *d = &m->d[m->n - 1];
 	int64_t shape5[5] = {VE, 3, 2, 2, 2};
@@ -135,7 +115,7 @@ static tm_model *oc_model(lay_t y, bool head)
 
 static void oc_rel_name(char *b, size_t n, const char *c)
 {
-	ck_name(b, n, c, OC_REL);
+	vl_ck_name(b, n, c, VL_REL);
 }
 
 /* Every tensor of Qwen2.5-VL q's rank r is t's under the release name, and t has no other. */
@@ -155,8 +135,8 @@ static void test_slices(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		uint32_t T = tps[i];
 		fx t, q;
-		fx_open(&t, oc_model(OC_REL, true), OC, T, 1, 0, true);
-		fx_open(&q, oc_model(OC_QVL, true), QVL, T, 1, 0, true);
+		fx_open(&t, oc_model(VL_REL, true), OC, T, 1, 0, true);
+		fx_open(&q, oc_model(VL_QVL, true), QVL, T, 1, 0, true);
 		for (uint32_t r = 0; r < T; r++) {
 			fx_attn_is(&t, r, T, TL1 "self_attn.", "o_proj.weight", 8, 2, 16, HID);
 			fx_qkv_is(&t, r, T, TL1 "self_attn.qkv_proj.bias",
@@ -188,8 +168,8 @@ static void test_names(void **state)
 {
 	(void)state;
 	fx a, b, q;
-	fx_open(&a, oc_model(OC_REL, true), OC, 2, 1, 0, true);
-	fx_open(&b, oc_model(OC_REL, true),
+	fx_open(&a, oc_model(VL_REL, true), OC, 2, 1, 0, true);
+	fx_open(&b, oc_model(VL_REL, true),
 	        OC_T("\"tie_word_embeddings\":true,\"hidden_size\":64,\"vocab_size\":9,",
 	             "\"model_type\":\"qwen2\"," LM_KEYS, "," VKEYS),
 	        2, 1, 0, true);
@@ -213,8 +193,8 @@ static void test_names(void **state)
 	assert_int_equal(shardmap_n_skipped(a.p), 0);
 	fx_close(&a);
 	fx_close(&b);
-	fx_open(&a, oc_model(OC_QVL, true), OC, 2, 1, 0, true);
-	fx_open(&q, oc_model(OC_QVL, true), QVL, 2, 1, 0, true);
+	fx_open(&a, oc_model(VL_QVL, true), OC, 2, 1, 0, true);
+	fx_open(&q, oc_model(VL_QVL, true), QVL, 2, 1, 0, true);
 	for (uint32_t r = 0; r < 2; r++)
 		fx_same_rank(&a, &q, r, NULL);
 	fx_close(&a);
@@ -238,8 +218,8 @@ static void test_quant(void **state)
 		l.tp_size = lays[i].T;
 		l.quant = lays[i].q;
 		fx t, q;
-		fx_open_l(&t, oc_model(OC_REL, true), OC, &l, true);
-		fx_open_l(&q, oc_model(OC_QVL, true), QVL, &l, true);
+		fx_open_l(&t, oc_model(VL_REL, true), OC, &l, true);
+		fx_open_l(&q, oc_model(VL_QVL, true), QVL, &l, true);
 		for (uint32_t r = 0; r < lays[i].T; r++)
 			same_as_qvl(&q, &t, r);
 		if (lays[i].q == WT_QUANT_INT8_CHANNEL)
@@ -257,7 +237,7 @@ static void test_coverage(void **state)
 {
 	(void)state;
 	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
-	coverage(oc_model(OC_REL, true), OC, 2, lays, 4);
+	coverage(oc_model(VL_REL, true), OC, 2, lays, 4);
 }
 
 /* The loader: text_config as Qwen2Config (its defaults whatever its model_type says), the tower
@@ -285,7 +265,7 @@ static void test_config(void **state)
 	ckpt_config_clear(&a);
 	fx t;
 	fx_open(
-	    &t, oc_model(OC_REL, true),
+	    &t, oc_model(VL_REL, true),
 	    OC_T("", "\"model_type\":\"qwen2\",\"tie_word_embeddings\":true," LM_KEYS, "," VKEYS),
 	    2, 1, 0, true);
 	assert_true(fx_skipped(&t, "language_model.lm_head.weight"));
@@ -296,21 +276,21 @@ static void test_errors(void **state)
 {
 	(void)state;
 	/* transformers 5.x's Qwen2.5-VL names; the release's with the tower under visual. */
-	fx_refused(oc_model(OC_HF5, true), OC, WT_EUNSUPPORTED, "model.language_model.",
+	fx_refused(oc_model(VL_HF5, true), OC, WT_EUNSUPPORTED, "model.language_model.",
 	           "unknown tensor");
-	fx_refused(oc_model(OC_MIXED, true), OC, WT_EUNSUPPORTED, "visual.",
+	fx_refused(oc_model(VL_MIXED, true), OC, WT_EUNSUPPORTED, "visual.",
 	           "mixes two name layouts");
 	/* the merger's output is the language model's input */
-	fx_refused(oc_model(OC_REL, true),
+	fx_refused(oc_model(VL_REL, true),
 	           OC_T("", "\"model_type\":\"qwen2\"," LM_KEYS, "," VKEYS_AT("64")), WT_ECORRUPT,
 	           "out_hidden_size 64", "hidden_size 128");
 	/* no vision_config: Qwen2_5_VLVisionConfig's 3584-wide tower, which the checkpoint is not
 	 */
-	fx_refused(oc_model(OC_REL, true), OC_T("", "\"model_type\":\"qwen2\"," LM_KEYS, ""),
+	fx_refused(oc_model(VL_REL, true), OC_T("", "\"model_type\":\"qwen2\"," LM_KEYS, ""),
 	           WT_ECORRUPT, "out_hidden_size 3584", "hidden_size 128");
 	/* untied without its lm_head; heads 8 do not split 16 ways */
-	fx_refused(oc_model(OC_REL, false), OC, WT_ENOTFOUND, "language_model.lm_head.weight", "");
-	fx_refused_tp(oc_model(OC_REL, true), OC, 16, WT_ELAYOUT, "tp_size 16", "");
+	fx_refused(oc_model(VL_REL, false), OC, WT_ENOTFOUND, "language_model.lm_head.weight", "");
+	fx_refused_tp(oc_model(VL_REL, true), OC, 16, WT_ELAYOUT, "tp_size 16", "");
 }
 
 int main(void)

@@ -50,30 +50,10 @@
 	"\"text_config\":" text "}"
 #define TS TS_T("", QVL)
 
-typedef enum { TS_QVL, TS_REL, TS_HF5, TS_MIXED } lay_t;
-
-/* Checkpoint name of Qwen2-VL's name c in layout y (TS_MIXED: Tarsier2's, the tower as
- * Qwen2-VL's visual.). */
-static void ck_name(char *b, size_t n, const char *c, lay_t y)
-{
-	bool lm = strncmp(c, "model.", 6) == 0, head = strncmp(c, "lm_head.", 8) == 0,
-	     vis = strncmp(c, "visual.", 7) == 0;
-	if ((y == TS_REL || y == TS_MIXED) && (lm || head))
-		snprintf(b, n, "language_model.%s", c);
-	else if (y == TS_REL && vis)
-		snprintf(b, n, "vision_tower.%s", c + 7);
-	else if (y == TS_HF5 && lm)
-		snprintf(b, n, "model.language_model.%s", c + 6);
-	else if (y == TS_HF5 && vis)
-		snprintf(b, n, "model.visual.%s", c + 7);
-	else
-		snprintf(b, n, "%s", c);
-}
-
 static void add(tm_model *m, lay_t y, const char *c, int64_t a, int64_t b)
 {
 	char n[200];
-	ck_name(n, sizeof(n), c, y);
+	vl_ck_name(n, sizeof(n), c, y);
 	tm_add2(m, n, a, b);
 }
 
@@ -120,7 +100,7 @@ static tm_model *ts_model(lay_t y, bool head)
 
 static void ts_rel_name(char *b, size_t n, const char *c)
 {
-	ck_name(b, n, c, TS_REL);
+	vl_ck_name(b, n, c, VL_REL);
 }
 
 /* Every tensor of Qwen2-VL q's rank r is t's under the release name, and t has no other. */
@@ -139,8 +119,8 @@ static void test_slices(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		uint32_t T = tps[i];
 		fx t, q;
-		fx_open(&t, ts_model(TS_REL, true), TS, T, 1, 0, true);
-		fx_open(&q, ts_model(TS_QVL, true), QVL, T, 1, 0, true);
+		fx_open(&t, ts_model(VL_REL, true), TS, T, 1, 0, true);
+		fx_open(&q, ts_model(VL_QVL, true), QVL, T, 1, 0, true);
 		assert_string_equal(shardmap_family(t.p), "qwen2_vl");
 		for (uint32_t r = 0; r < T; r++) {
 			fx_attn_is(&t, r, T, TL1 "self_attn.", "o_proj.weight", 8, 2, 16, HID);
@@ -168,8 +148,8 @@ static void test_names(void **state)
 {
 	(void)state;
 	fx a, b;
-	fx_open(&a, ts_model(TS_REL, true), TS, 2, 1, 0, true);
-	fx_open(&b, ts_model(TS_REL, true),
+	fx_open(&a, ts_model(VL_REL, true), TS, 2, 1, 0, true);
+	fx_open(&b, ts_model(VL_REL, true),
 	        TS_T("\"tie_word_embeddings\":true,\"hidden_size\":64,\"vision_config\":{\"model_"
 	             "type\":\"clip_vision_model\",\"hidden_size\":32},\"image_token_index\":9,",
 	             QVL),
@@ -213,8 +193,8 @@ static void test_quant(void **state)
 		l.tp_size = lays[i].T;
 		l.quant = lays[i].q;
 		fx t, q;
-		fx_open_l(&t, ts_model(TS_REL, true), TS, &l, true);
-		fx_open_l(&q, ts_model(TS_QVL, true), QVL, &l, true);
+		fx_open_l(&t, ts_model(VL_REL, true), TS, &l, true);
+		fx_open_l(&q, ts_model(VL_QVL, true), QVL, &l, true);
 		for (uint32_t r = 0; r < lays[i].T; r++)
 			same_as_qvl(&q, &t, r);
 		if (lays[i].q == WT_QUANT_INT8_CHANNEL)
@@ -233,7 +213,7 @@ static void test_coverage(void **state)
 {
 	(void)state;
 	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
-	coverage(ts_model(TS_REL, true), TS, 2, lays, 4);
+	coverage(ts_model(VL_REL, true), TS, 2, lays, 4);
 }
 
 /* The loader reads text_config as the model's config: Qwen2-VL's fields, Tarsier2's
@@ -260,7 +240,7 @@ static void test_config(void **state)
 	assert_int_equal(a.quant, CKPT_QUANT_FBGEMM_FP8);
 	ckpt_config_clear(&a);
 	fx t;
-	fx_open(&t, ts_model(TS_REL, true), TS_T("", QVL_T("true", MROPE("[2,3,3]"))), 2, 1, 0,
+	fx_open(&t, ts_model(VL_REL, true), TS_T("", QVL_T("true", MROPE("[2,3,3]"))), 2, 1, 0,
 	        true);
 	assert_true(fx_skipped(&t, "language_model.lm_head.weight"));
 	fx_close(&t);
@@ -270,32 +250,32 @@ static void test_errors(void **state)
 {
 	(void)state;
 	/* Qwen2-VL's own layouts, 4.x and 5.x; Tarsier2's with the tower under visual. */
-	fx_refused(ts_model(TS_QVL, true), TS, WT_EUNSUPPORTED, "tensor 'lm_head.weight'",
+	fx_refused(ts_model(VL_QVL, true), TS, WT_EUNSUPPORTED, "tensor 'lm_head.weight'",
 	           "released layout only");
-	fx_refused(ts_model(TS_HF5, true), TS, WT_EUNSUPPORTED, "model.language_model.",
+	fx_refused(ts_model(VL_HF5, true), TS, WT_EUNSUPPORTED, "model.language_model.",
 	           "unknown tensor");
-	fx_refused(ts_model(TS_MIXED, true), TS, WT_EUNSUPPORTED, "visual.",
+	fx_refused(ts_model(VL_MIXED, true), TS, WT_EUNSUPPORTED, "visual.",
 	           "mixes two name layouts");
 	/* text_config missing, not an object, not Qwen2-VL's */
-	fx_refused(ts_model(TS_REL, true),
+	fx_refused(ts_model(VL_REL, true),
 	           "{\"architectures\":[\"Tarsier2ForConditionalGeneration\"],\"model_type\":"
 	           "\"llava\"," LM_KEYS "," MROPE("[2,3,3]") VISION_CFG "}",
 	           WT_ENOTFOUND, "'text_config' is missing", "Qwen2-VL");
-	fx_refused(ts_model(TS_REL, true), TS_T("", "[1]"), WT_ECORRUPT, "'text_config'",
+	fx_refused(ts_model(VL_REL, true), TS_T("", "[1]"), WT_ECORRUPT, "'text_config'",
 	           "not an object");
 	static const char q25[] =
 	    TS_T("", "{\"model_type\":\"qwen2_5_vl\"," LM_KEYS "," MROPE("[2,3,3]") VISION_CFG "}");
-	fx_refused(ts_model(TS_REL, true), q25, WT_EUNSUPPORTED,
+	fx_refused(ts_model(VL_REL, true), q25, WT_EUNSUPPORTED,
 	           "text_config.model_type 'qwen2_5_vl'", "model_type qwen2_vl");
-	fx_refused(ts_model(TS_REL, true),
+	fx_refused(ts_model(VL_REL, true),
 	           TS_T("", "{" LM_KEYS "," MROPE("[2,3,3]") VISION_CFG "}"), WT_EUNSUPPORTED,
 	           "text_config.model_type '(none)'", "Qwen2-VL");
 	/* Qwen2-VL's refusals through text_config: mrope_section, lm_head of an untied model */
-	fx_refused(ts_model(TS_REL, true), TS_T("", QVL_T("false", MROPE("[2,3,4]"))), WT_ECORRUPT,
+	fx_refused(ts_model(VL_REL, true), TS_T("", QVL_T("false", MROPE("[2,3,4]"))), WT_ECORRUPT,
 	           "mrope_section", "head_dim/2");
-	fx_refused(ts_model(TS_REL, false), TS, WT_ENOTFOUND, "language_model.lm_head.weight", "");
+	fx_refused(ts_model(VL_REL, false), TS, WT_ENOTFOUND, "language_model.lm_head.weight", "");
 	/* heads: 8 do not split 16 ways */
-	fx_refused_tp(ts_model(TS_REL, true), TS, 16, WT_ELAYOUT, "tp_size 16", "8");
+	fx_refused_tp(ts_model(VL_REL, true), TS, 16, WT_ELAYOUT, "tp_size 16", "8");
 }
 
 int main(void)

@@ -1,17 +1,41 @@
 /*
  * test_shardmap_vl_tower.h — Qwen2-VL's vision tower for planner tests of the families that
- * carry it under their own names (test_shardmap_jina_vl.c, test_shardmap_tarsier2.c): two
- * blocks, the merger and the 5-D patch embed, each tensor added through the test's own
- * add(), which maps the 4.x name (visual.*) to the layout under test.
+ * carry it under their own names (test_shardmap_jina_vl.c, test_shardmap_tarsier2.c,
+ * test_shardmap_opencua.c): two blocks, the merger and the 5-D patch embed, each tensor added
+ * through the test's own add(), which maps the 4.x name (visual.*) to the layout under test;
+ * and vl_ck_name, the checkpoint names of the release layouts (Tarsier2's, OpenCUA's).
  */
 #ifndef WT_TEST_SHARDMAP_VL_TOWER_H
 #define WT_TEST_SHARDMAP_VL_TOWER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "test_shardmap_builder.h"
+
+/* VL_QVL: Qwen2-VL's / Qwen2.5-VL's 4.x names (the rules'); VL_REL: the release layout
+ * (language_model.*, vision_tower.*); VL_HF5: transformers 5.x's names; VL_MIXED: the release's
+ * but the tower under visual. */
+typedef enum { VL_QVL, VL_REL, VL_HF5, VL_MIXED } lay_t;
+
+/* Checkpoint name of the 4.x name c in layout y. */
+static __attribute__((unused)) void vl_ck_name(char *b, size_t n, const char *c, lay_t y)
+{
+	bool lm = strncmp(c, "model.", 6) == 0, head = strncmp(c, "lm_head.", 8) == 0,
+	     vis = strncmp(c, "visual.", 7) == 0;
+	if ((y == VL_REL || y == VL_MIXED) && (lm || head))
+		snprintf(b, n, "language_model.%s", c);
+	else if (y == VL_REL && vis)
+		snprintf(b, n, "vision_tower.%s", c + 7);
+	else if (y == VL_HF5 && lm)
+		snprintf(b, n, "model.language_model.%s", c + 6);
+	else if (y == VL_HF5 && vis)
+		snprintf(b, n, "model.visual.%s", c + 7);
+	else
+		snprintf(b, n, "%s", c);
+}
 
 typedef void (*vl_add_fn)(tm_model *m, int layout, const char *c, int64_t a, int64_t b);
 
