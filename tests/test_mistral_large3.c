@@ -15,7 +15,6 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -27,24 +26,9 @@
 #include "test_shardmap_util.h"
 #include "tests/util/testutil.h"
 
-#define GEN_SEED 11u
-
-static char *g_root;
-
-static int gen(const char *name, const char *format)
-{
-	const char *b = getenv("WT_BUILD");
-	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
-	char *dir = tu_path(g_root, name);
-	char cmd[4096];
-	snprintf(cmd, sizeof(cmd),
-	         "'%s' --family mistral_large3 --out '%s' --seed %u --format %s >/dev/null 2>&1",
-	         bin, dir, GEN_SEED, format);
-	free(bin);
-	free(dir);
-	int st = system(cmd);
-	return st == -1 ? -1 : WEXITSTATUS(st);
-}
+#define GEN_SEED  11u
+#define MX_FAMILY "mistral_large3"
+#include "test_mistral_util.h"
 
 static int setup(void **state)
 {
@@ -59,53 +43,6 @@ static int setup(void **state)
 		return -1;
 	}
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	if (g_root != NULL)
-		tu_rmrf(g_root);
-	free(g_root);
-	return 0;
-}
-
-typedef struct side {
-	char *dir;
-	store *s;
-	ckpt *c;
-	sm_plan *p;
-	tm_prod *pr;
-} side;
-
-static void side_open(side *x, const char *name, const wt_layout *l)
-{
-	memset(x, 0, sizeof(*x));
-	x->dir = tu_path(g_root, name);
-	wt_errbuf err = {0};
-	int rv = tm_plan(x->dir, l, &x->s, &x->c, &x->p, &err);
-	if (rv != WT_OK)
-		fail_msg("%s: %s", name, err.msg);
-	x->pr = tm_produce(x->c, x->p, -1, &rv, &err);
-	if (rv != WT_OK)
-		fail_msg("%s: produce: %s", name, err.msg);
-}
-
-static void side_close(side *x)
-{
-	tm_prod_free(x->pr);
-	tm_close(x->s, x->c, x->p);
-	free(x->dir);
-}
-
-static bool same_tensor(const side *a, const side *b, uint32_t r, size_t i)
-{
-	const sm_out_info *ia = shardmap_rank_tensor(a->p, r, i);
-	const sm_out_info *ib = shardmap_rank_tensor(b->p, r, i);
-	return strcmp(ia->name, ib->name) == 0 && ia->dtype == ib->dtype && ia->ndim == ib->ndim &&
-	       memcmp(ia->shape, ib->shape, sizeof(ia->shape)) == 0 &&
-	       a->pr->len[r][i] == b->pr->len[r][i] &&
-	       memcmp(a->pr->b[r][i], b->pr->b[r][i], (size_t)a->pr->len[r][i]) == 0;
 }
 
 /* Every rank file of TP 1/2/4 and TP 2 x EP 2 x none / int8-channel / fp8-block. */
