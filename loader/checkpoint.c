@@ -48,6 +48,7 @@ struct ckpt {
 	ckpt_memo forget;      /* a copy of the memo: ckpt_read drops a digest it disproves */
 	ckpt_progress *prog;   /* during open only; may be NULL */
 	bool quick;            /* ckpt_open_quick: no content digests, revision "" */
+	char *override;        /* the configuration override, canonical; owned; NULL: none */
 	/* digests of config.json and the index, for the revision */
 	uint64_t config_bytes, index_bytes;
 	wt_hash128 config_digest, index_digest;
@@ -92,6 +93,7 @@ void ckpt_close(ckpt *c)
 		return;
 	ckpt_config_clear(&c->cfg);
 	free(c->config_json);
+	free(c->override);
 	for (size_t i = 0; i < c->n_objects; i++) {
 		free(c->objects[i]);
 		if (c->pins != NULL)
@@ -306,16 +308,21 @@ static int build_table(ckpt *c, const found *f, size_t n, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* Revision over config.json, the index and every pinned safetensors file. */
+/* Revision over config.json, the index, the configuration override (an entry of its own
+ * under a key no store object can have) and every pinned safetensors file. */
 static int compute_revision(ckpt *c, bool indexed, wt_errbuf *err)
 {
-	size_t n = c->n_objects + 1 + (indexed ? 1 : 0);
+	size_t lead = 1 + (indexed ? 1 : 0) + (c->override != NULL ? 1 : 0);
+	size_t n = c->n_objects + lead;
 	ckpt_rev_obj *o = calloc(n, sizeof(*o));
 	if (o == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
 	o[0] = (ckpt_rev_obj){c->key_config, c->config_bytes, c->config_digest};
 	if (indexed)
 		o[1] = (ckpt_rev_obj){c->key_index, c->index_bytes, c->index_digest};
+	if (c->override != NULL)
+		o[lead - 1] = (ckpt_rev_obj){CKPT_OVERRIDE_KEY, strlen(c->override),
+		                             common_hash128(c->override, strlen(c->override))};
 	wt_hash128 *dig = calloc(c->n_objects ? c->n_objects : 1, sizeof(*dig));
 	if (dig == NULL) {
 		free(o);
@@ -331,7 +338,7 @@ static int compute_revision(ckpt *c, bool indexed, wt_errbuf *err)
 	                     .prog = c->prog};
 	int rv = ckpt_objects_digest(&in, dig, err);
 	for (size_t i = 0; rv == WT_OK && i < c->n_objects; i++) {
-		ckpt_rev_obj *r = &o[n - c->n_objects + i];
+		ckpt_rev_obj *r = &o[lead + i];
 		r->key = c->objects[i];
 		r->nbytes = store_pin_obj(c->pins[i])->nbytes;
 		r->digest = dig[i];
@@ -467,12 +474,22 @@ static void free_names(char **nm, size_t n)
 static int load(ckpt *c, wt_errbuf *err)
 {
 	int rv = read_config(c, err);
+	if (rv == WT_OK && c->override != NULL) {
+		rv = ckpt_override_apply(&c->config_json, &c->config_len, c->override, err);
+		if (rv != WT_OK)
+			return ckpt_mistral_native(c)
+			           ? wt_errprefix(err, "%s (as config.json)", c->key_config)
+			           : rv;
+	}
 	if (rv != WT_OK)
 		return rv;
-	if ((rv = ckpt_config_parse(c->config_json, c->config_len, &c->cfg, err)) != WT_OK)
+	if ((rv = ckpt_config_parse(c->config_json, c->config_len, &c->cfg, err)) != WT_OK) {
+		if (c->override != NULL)
+			wt_errprefix(err, "with the config override %s", c->override);
 		return ckpt_mistral_native(c)
 		           ? wt_errprefix(err, "%s (as config.json)", c->key_config)
 		           : rv;
+	}
 	bool indexed = false;
 	if ((rv = open_objects(c, &indexed, err)) != WT_OK)
 		return rv;
@@ -509,20 +526,21 @@ static int load(ckpt *c, wt_errbuf *err)
 	return rv;
 }
 
-static int open_ckpt(ckpt **out, store *s, const ckpt_memo *memo, ckpt_progress *prog, bool quick,
-                     wt_errbuf *err)
+int ckpt_open_with(ckpt **out, store *s, const ckpt_open_opts *o, wt_errbuf *err)
 {
 	*out = NULL;
 	ckpt *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory");
 	c->s = s;
-	c->memo = memo;
-	if (memo != NULL)
-		c->forget = *memo;
-	c->prog = prog;
-	c->quick = quick;
-	int rv = load(c, err);
+	c->memo = o->memo;
+	if (o->memo != NULL)
+		c->forget = *o->memo;
+	c->prog = o->prog;
+	c->quick = o->quick;
+	int rv = ckpt_override_canonical(o->config_override, &c->override, err);
+	if (rv == WT_OK)
+		rv = load(c, err);
 	c->memo = NULL;
 	c->prog = NULL;
 	if (rv != WT_OK) {
@@ -536,23 +554,28 @@ static int open_ckpt(ckpt **out, store *s, const ckpt_memo *memo, ckpt_progress 
 
 int ckpt_open(ckpt **out, store *s, wt_errbuf *err)
 {
-	return open_ckpt(out, s, NULL, NULL, false, err);
+	return ckpt_open_with(out, s, &(ckpt_open_opts){0}, err);
 }
 
 int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err)
 {
-	return open_ckpt(out, s, memo, NULL, false, err);
+	return ckpt_open_with(out, s, &(ckpt_open_opts){.memo = memo}, err);
 }
 
 int ckpt_open_progress(ckpt **out, store *s, const ckpt_memo *memo, ckpt_progress *p,
                        wt_errbuf *err)
 {
-	return open_ckpt(out, s, memo, p, false, err);
+	return ckpt_open_with(out, s, &(ckpt_open_opts){.memo = memo, .prog = p}, err);
 }
 
 int ckpt_open_quick(ckpt **out, store *s, wt_errbuf *err)
 {
-	return open_ckpt(out, s, NULL, NULL, true, err);
+	return ckpt_open_with(out, s, &(ckpt_open_opts){.quick = true}, err);
+}
+
+const char *ckpt_config_override(const ckpt *c)
+{
+	return c->override != NULL ? c->override : "";
 }
 
 const ckpt_config *ckpt_get_config(const ckpt *c)

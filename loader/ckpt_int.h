@@ -40,6 +40,19 @@ int ckpt_objects_digest(const ckpt_digest_in *in, wt_hash128 *out, wt_errbuf *er
 /* Sort objs by key and write the hex SHA-256 revision digest (64 chars + NUL). */
 int ckpt_revision_compute(ckpt_rev_obj *objs, size_t n, char out[65], wt_errbuf *err);
 
+/* ---- the configuration override (config_override.c; ckpt_open_opts.config_override) ---- */
+#define CKPT_MAX_OVERRIDE_BYTES (64u * 1024u)
+/* the override's entry in the revision: a key no store object has (a control character) */
+#define CKPT_OVERRIDE_KEY "\001weightd-config-override"
+/* The override text (NULL or "": none, *out NULL) checked as one non-empty JSON object and
+ * written canonically (keys sorted, compact, ASCII) into *out (the caller frees it);
+ * WT_EINVAL / WT_ETOOBIG naming the fault and the fix. */
+int ckpt_override_canonical(const char *text, char **out, wt_errbuf *err);
+/* canon merged over the config.json text *json (*len bytes; replaced by the merged text,
+ * NUL-terminated): objects into objects recursively, any other value replacing the key's
+ * (vLLM's hf_overrides). A config.json that is not a JSON object: the parser's error. */
+int ckpt_override_apply(char **json, size_t *len, const char *canon, wt_errbuf *err);
+
 /* ---- Mistral's native format (config_mistral.c; loader_mistral.h) ---- */
 #define CKPT_MISTRAL_PARAMS "params.json"
 #define CKPT_MISTRAL_SINGLE "consolidated.safetensors"

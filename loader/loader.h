@@ -74,16 +74,36 @@ int ckpt_open_memo(ckpt **out, store *s, const ckpt_memo *memo, wt_errbuf *err);
  * read, and ckpt_revision() is "" (a quick validity check, such as weightd's
  * registration probe; never for producing or naming shards). */
 int ckpt_open_quick(ckpt **out, store *s, wt_errbuf *err);
+/* ckpt_open with everything optional: memo, progress, the quick check, and a
+ * configuration override (vLLM's hf_overrides): a JSON object merged over config.json
+ * before it is read (objects into objects recursively, any other value replacing the
+ * key's), e.g. {"architectures": ["DeepSeekMTPModel"]} to cut a checkpoint as another
+ * architecture. Its canonical text is part of the revision. NULL or "": none; not a
+ * non-empty JSON object (at most 64 KiB): WT_EINVAL / WT_ETOOBIG naming the fix. */
+typedef struct ckpt_progress ckpt_progress;
+typedef struct ckpt_open_opts {
+	const ckpt_memo *memo;       /* may be NULL */
+	ckpt_progress *prog;         /* may be NULL */
+	const char *config_override; /* NULL or "": none */
+	bool quick;                  /* ckpt_open_quick */
+} ckpt_open_opts;
+int ckpt_open_with(ckpt **out, store *s, const ckpt_open_opts *o, wt_errbuf *err);
+/* The override the ckpt was opened with, canonical (keys sorted, compact); "" for none. */
+const char *ckpt_config_override(const ckpt *c);
+/* The override that names arch as the architecture ({"architectures": [arch]}, what vLLM's
+ * hf_overrides or its speculative config set) into *out (the caller frees it); WT_EINVAL for
+ * an empty name, a control character or bytes that are not UTF-8. */
+int ckpt_override_for_arch(const char *arch, char **out, wt_errbuf *err);
 /* How far a ckpt_open_progress got, read by other threads while it runs:
  * total is set to the bytes of every safetensors file before the content
  * digest starts, done counts the bytes hashed (and those the memo knew).
  * Setting cancel makes the open stop at the digest's next block (8 MiB) with
  * WT_ECANCELED. Zero it before the open; it must outlive the call. */
-typedef struct ckpt_progress {
+struct ckpt_progress {
 	_Atomic uint64_t done;
 	_Atomic uint64_t total;
 	_Atomic bool cancel;
-} ckpt_progress;
+};
 /* ckpt_open_memo that reports to p (may be NULL: ckpt_open_memo). */
 int ckpt_open_progress(ckpt **out, store *s, const ckpt_memo *memo, ckpt_progress *p,
                        wt_errbuf *err);

@@ -197,7 +197,8 @@ static int offline(int argc, char **argv)
 	}
 	store *s = NULL;
 	ckpt *c = NULL;
-	if ((rc = ctl_open_model("capabilities", a.model_dir, &s, &c)) == CTL_OK) {
+	if ((rc = ctl_open_model("capabilities", a.model_dir, a.config_override, &s, &c)) ==
+	    CTL_OK) {
 		const ckpt_config *cfg = ckpt_get_config(c);
 		int qc = cfg->quant == CKPT_QUANT_FP8_BLOCK    ? 3
 		         : cfg->quant == CKPT_QUANT_FP8_TENSOR ? 2

@@ -21,9 +21,13 @@ static void plan_usage(FILE *f)
 	        "       [--dtype source|bf16|fp16|fp32] [--exclude PAT]... [--w13-order "
 	        "gate_up|up_gate]\n"
 	        "       [--vocab-pad N] [--group-size G] [--requant allow] [--rank-only] "
-	        "[--name NAME]\n\n"
+	        "[--name NAME]\n"
+	        "       [--config-override JSON | --architecture CLASS]\n\n"
 	        "Print every rank's runtime tensors (or only rank (r, e) with --rank-only).\n"
 	        "NAME (default: the folder's basename) is the model name printed.\n"
+	        "--config-override merges a JSON object over config.json before it is read\n"
+	        "(vLLM's hf_overrides; the revision then names it too); --architecture CLASS\n"
+	        "is {\"architectures\": [CLASS]}, e.g. DeepSeekMTPModel.\n"
 	        "Exit 0 ok, 2 usage, 3 layout invalid (for this model), 1 other errors.\n");
 }
 
@@ -56,7 +60,7 @@ int ctl_plan_cmd(int argc, char **argv)
 	store *s = NULL;
 	ckpt *c = NULL;
 	sm_plan *p = NULL;
-	if ((rc = ctl_open_model("plan", a.model_dir, &s, &c)) != CTL_OK)
+	if ((rc = ctl_open_model("plan", a.model_dir, a.config_override, &s, &c)) != CTL_OK)
 		goto out;
 	if ((rc = ctl_plan("plan", c, &a.layout, &p)) != CTL_OK)
 		goto out;

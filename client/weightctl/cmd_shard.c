@@ -311,7 +311,7 @@ int ctl_shard_cmd(int argc, char **argv)
 	}
 	/* too long: the write refuses it */
 	(void)ctl_remove_tmps_on_stop("shard", (const char *const *)paths, n_ranks);
-	if ((rc = ctl_open_model("shard", a.model_dir, &s, &c)) != CTL_OK)
+	if ((rc = ctl_open_model("shard", a.model_dir, a.config_override, &s, &c)) != CTL_OK)
 		goto out;
 	if ((rc = ctl_plan("shard", c, &a.layout, &p)) != CTL_OK)
 		goto out;

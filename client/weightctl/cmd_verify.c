@@ -250,7 +250,7 @@ static int run_verify(ctl_layout_args *a, verify_opts *o)
 	sm_plan *p = NULL;
 	ref_result res;
 	wt_errbuf err = {0};
-	int rc = ctl_open_model("verify-forward", a->model_dir, &s, &c);
+	int rc = ctl_open_model("verify-forward", a->model_dir, a->config_override, &s, &c);
 	if (rc != CTL_OK)
 		return rc;
 	/* plan once up front for the planner's own messages and exit codes */

@@ -14,6 +14,8 @@ static const ctl_flag layout_cmd_flags[] = {
     {"--out", true, 0},
     {"--name", true, 0},
     {"--rank-only", false, 0},
+    {"--config-override", true, 0},
+    {"--architecture", true, 0},
 };
 
 static int layout_cmd_flag(void *ctx, const char *cmd, const char *flag, const char *val)
@@ -26,7 +28,18 @@ static int layout_cmd_flag(void *ctx, const char *cmd, const char *flag, const c
 		a->out = val;
 	else if (strcmp(flag, "--name") == 0)
 		a->name = val;
-	else /* --rank-only */
+	else if (strcmp(flag, "--config-override") == 0 || strcmp(flag, "--architecture") == 0) {
+		if (a->config_override != NULL) {
+			fprintf(
+			    stderr,
+			    "weightctl %s: give one of --config-override and --architecture, once "
+			    "(put every key into one --config-override object)\n",
+			    cmd);
+			return -1;
+		}
+		a->config_override = val;
+		a->by_arch = flag[2] == 'a';
+	} else /* --rank-only */
 		a->rank_only = true;
 	return 0;
 }
@@ -70,6 +83,13 @@ int ctl_parse_layout_args(const char *cmd, int argc, char **argv, const ctl_flag
 		        cmd, a->name);
 		return CTL_USAGE;
 	}
+	if (a->by_arch) {
+		if (ckpt_override_for_arch(a->config_override, &a->arch_override, &err) != WT_OK) {
+			fprintf(stderr, "weightctl %s: --architecture: %s\n", cmd, err.msg);
+			return CTL_USAGE;
+		}
+		a->config_override = a->arch_override;
+	}
 	if (wt_layout_check(&a->layout, &err) != WT_OK) {
 		fprintf(stderr, "weightctl %s: %s (%s)\n", cmd, err.msg, wt_errname(err.code));
 		return CTL_LAYOUT;
@@ -79,16 +99,20 @@ int ctl_parse_layout_args(const char *cmd, int argc, char **argv, const ctl_flag
 
 void ctl_layout_args_clear(ctl_layout_args *a)
 {
-	if (a)
+	if (a) {
 		wt_layout_clear(&a->layout);
+		free(a->arch_override);
+		a->arch_override = NULL;
+	}
 }
 
-int ctl_open_model(const char *cmd, const char *dir, store **s, ckpt **c)
+int ctl_open_model(const char *cmd, const char *dir, const char *override, store **s, ckpt **c)
 {
 	wt_errbuf err = {0};
 	*s = NULL;
 	*c = NULL;
-	if (store_open(s, dir, &err) != WT_OK || ckpt_open(c, *s, &err) != WT_OK) {
+	ckpt_open_opts o = {.config_override = override};
+	if (store_open(s, dir, &err) != WT_OK || ckpt_open_with(c, *s, &o, &err) != WT_OK) {
 		fprintf(stderr, "weightctl %s: %s: %s (%s)\n", cmd, dir, err.msg,
 		        wt_errname(err.code));
 		store_close(*s);

@@ -15,13 +15,18 @@ typedef struct ctl_layout_args {
 	const char *model_dir; /* borrowed from argv */
 	const char *out;       /* --out FILE, borrowed */
 	const char *name;      /* --name NAME (model name for metadata), borrowed; NULL if absent */
-	bool rank_only;        /* --rank-only */
-	bool tp_rank_set;      /* --tp-rank given */
-	bool ep_rank_set;      /* --ep-rank given */
+	const char
+	    *config_override; /* --config-override JSON, or --architecture NAME's; NULL none */
+	char *arch_override;  /* owned: the JSON --architecture NAME makes */
+	bool by_arch;         /* config_override holds --architecture's NAME until parsed */
+	bool rank_only;       /* --rank-only */
+	bool tp_rank_set;     /* --tp-rank given */
+	bool ep_rank_set;     /* --ep-rank given */
 	bool help;
 } ctl_layout_args;
 
-/* Parse `--model-dir DIR <layout> [--out FILE] [--name NAME] [--rank-only]` and the
+/* Parse `--model-dir DIR <layout> [--out FILE] [--name NAME] [--rank-only]
+ * [--config-override JSON | --architecture NAME]` and the
  * command's own flags (own; NULL = none) with getopt_long (ctl_opt.h).
  * Returns CTL_OK, CTL_USAGE (a flag that cannot be parsed or is missing) or
  * CTL_LAYOUT (flags that parse but make no valid layout: wt_layout_check), the
@@ -30,8 +35,9 @@ int ctl_parse_layout_args(const char *cmd, int argc, char **argv, const ctl_flag
                           ctl_layout_args *a);
 void ctl_layout_args_clear(ctl_layout_args *a);
 
-/* Open the store + checkpoint at dir. On failure prints the error and returns CTL_ERR. */
-int ctl_open_model(const char *cmd, const char *dir, store **s, ckpt **c);
+/* Open the store + checkpoint at dir, config.json under override (NULL: none;
+ * ckpt_open_opts.config_override). On failure prints the error and returns CTL_ERR. */
+int ctl_open_model(const char *cmd, const char *dir, const char *override, store **s, ckpt **c);
 
 /* Plan; on failure prints the error and returns ctl_plan_exit(code). */
 int ctl_plan(const char *cmd, const ckpt *c, const wt_layout *l, sm_plan **p);

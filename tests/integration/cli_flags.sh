@@ -67,6 +67,25 @@ cmp -s "$T/a" "$T/b" || fail "--flag=V and --flag V differ"
 "$CTL" plan --model-dir "$T/m" --tp-size 2 --tp-rank 0 --rank-only >"$T/c" 2>&1 || fail "plan (3)"
 cmp -s "$T/a" "$T/c" && fail "--tp-rank=1 was not applied (same output as rank 0)"
 "$CTL" inspect -- "$T/m" >/dev/null 2>&1 || fail "inspect -- DIR"
+# the configuration override (vLLM's hf_overrides) on the layout commands: --architecture
+# names the class the folder is cut as (MistralForCausalLM: the mistral family) and the
+# revision names the override; a bad override or both flags refused
+"$CTL" plan --model-dir "$T/m" --tp-size 2 --tp-rank 1 --rank-only --architecture MistralForCausalLM \
+	>"$T/d" 2>&1 || fail "plan --architecture: $(cat "$T/d")"
+grep -q "(family mistral)" "$T/d" || fail "--architecture not applied: $(head -1 "$T/d")"
+grep -q "(family llama)" "$T/a" || fail "plan without an override: $(head -1 "$T/a")"
+[ "$(head -1 "$T/a" | awk '{print $NF}')" != "$(head -1 "$T/d" | awk '{print $NF}')" ] ||
+	fail "the revision does not name the override"
+"$CTL" plan --model-dir "$T/m" --tp-size 2 --tp-rank 1 --rank-only \
+	--config-override '{"architectures": ["MistralForCausalLM"]}' >"$T/e" 2>&1 || fail "plan --config-override"
+cmp -s "$T/d" "$T/e" || fail "--architecture X is not --config-override {architectures: [X]}"
+refuse 2 "give one of --config-override and --architecture" "$CTL" plan --model-dir "$T/m" \
+	--architecture A --config-override '{"a": 1}'
+refuse 1 "config override: a JSON object is needed" "$CTL" shard --model-dir "$T/m" \
+	--out "$T/x.safetensors" --config-override '["MistralForCausalLM"]'
+refuse 2 "--architecture: architecture override: control character" "$CTL" plan \
+	--model-dir "$T/m" --architecture "$(printf 'A\tB')"
+refuse 3 "architecture 'NopeForCausalLM'" "$CTL" plan --model-dir "$T/m" --architecture NopeForCausalLM
 
 # --- weightd ---
 refuse 2 "unknown flag '--bogus'" "$WD" --bogus 1
