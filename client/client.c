@@ -540,6 +540,32 @@ int wt_client_register_progress(wt_client *c, const char *model, const char *uri
 	return rv;
 }
 
+int wt_client_register_override(wt_client *c, const char *model, const char *uri,
+                                const char *config_override, wt_register_progress_fn progress,
+                                void *ctx, wt_admin_result *out, wt_errbuf *err)
+{
+	if (config_override == NULL || config_override[0] == '\0')
+		return wt_client_register_progress(c, model, uri, progress, ctx, out, err);
+	if (uri == NULL || uri[0] == '\0' || strchr(uri, '\t') != NULL)
+		return wt_seterr(err, WT_EINVAL,
+		                 "register: a URI without control characters is required");
+	/* the override rides after a tab in the URI (weightd 1.9: weightd/modelspec.c); an
+	 * older weightd refuses a URI with a control character instead of ignoring it */
+	size_t nu = strlen(uri), no = strlen(config_override);
+	char *spec = malloc(nu + 1 + no + 1);
+	if (spec == NULL)
+		return wt_seterr(err, WT_ENOMEM, "register: out of memory");
+	memcpy(spec, uri, nu);
+	spec[nu] = '\t';
+	memcpy(spec + nu + 1, config_override, no + 1);
+	int rv = wt_client_register_progress(c, model, spec, progress, ctx, out, err);
+	free(spec);
+	if (rv == WT_EINVAL && err != NULL && strstr(err->msg, "control characters") != NULL)
+		wt_errprefix(err,
+		             "(a weightd older than 1.9 takes no config override: upgrade it)");
+	return rv;
+}
+
 int wt_client_unregister(wt_client *c, const char *model, wt_admin_result *out, wt_errbuf *err)
 {
 	if (model == NULL || model[0] == '\0')

@@ -44,10 +44,6 @@ int ckpt_revision_compute(ckpt_rev_obj *objs, size_t n, char out[65], wt_errbuf 
 #define CKPT_MAX_OVERRIDE_BYTES (64u * 1024u)
 /* the override's entry in the revision: a key no store object has (a control character) */
 #define CKPT_OVERRIDE_KEY "\001weightd-config-override"
-/* The override text (NULL or "": none, *out NULL) checked as one non-empty JSON object and
- * written canonically (keys sorted, compact, ASCII) into *out (the caller frees it);
- * WT_EINVAL / WT_ETOOBIG naming the fault and the fix. */
-int ckpt_override_canonical(const char *text, char **out, wt_errbuf *err);
 /* canon merged over the config.json text *json (*len bytes; replaced by the merged text,
  * NUL-terminated): objects into objects recursively, any other value replacing the key's
  * (vLLM's hf_overrides). A config.json that is not a JSON object: the parser's error. */

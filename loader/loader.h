@@ -90,6 +90,11 @@ typedef struct ckpt_open_opts {
 int ckpt_open_with(ckpt **out, store *s, const ckpt_open_opts *o, wt_errbuf *err);
 /* The override the ckpt was opened with, canonical (keys sorted, compact); "" for none. */
 const char *ckpt_config_override(const ckpt *c);
+/* The override text (NULL or "": none, *out NULL) checked as one non-empty JSON object
+ * (at most 64 KiB) and written canonically (keys sorted, compact, ASCII: no control
+ * character) into *out (the caller frees it); WT_EINVAL / WT_ETOOBIG naming the fault and
+ * the fix. What ckpt_open_with does with config_override first. */
+int ckpt_override_canonical(const char *text, char **out, wt_errbuf *err);
 /* The override that names arch as the architecture ({"architectures": [arch]}, what vLLM's
  * hf_overrides or its speculative config set) into *out (the caller frees it); WT_EINVAL for
  * an empty name, a control character or bytes that are not UTF-8. */

@@ -99,13 +99,17 @@ static int snap_open(wd_models *m, const model_ent *e, ckpt_progress *prog, wd_s
 		return wt_seterr(err, WT_ENOMEM, "model '%s': out of memory", e->name);
 	sf->m = m;
 	sf->pub.refs = 1;
-	int rv = store_open(&sf->pub.st, e->uri, err);
+	int rv = store_open(&sf->pub.st, e->src, err);
 	if (rv == WT_OK && e->source == WD_SRC_REGISTERED) /* what REGISTER's check allowed */
-		rv = wd_reach_apply(&m->reach, sf->pub.st, e->uri, err);
+		rv = wd_reach_apply(&m->reach, sf->pub.st, e->src, err);
 	if (rv == WT_OK && prog != NULL) /* a cancel also ends a request in flight */
 		store_set_cancel(sf->pub.st, &prog->cancel);
 	if (rv == WT_OK)
-		rv = ckpt_open_progress(&sf->pub.ck, sf->pub.st, m->memo, prog, err);
+		rv = ckpt_open_with(&sf->pub.ck, sf->pub.st,
+		                    &(ckpt_open_opts){.memo = m->memo,
+		                                      .prog = prog,
+		                                      .config_override = e->override},
+		                    err);
 	if (sf->pub.st != NULL) /* prog goes away with the open; the store serves on,
 	                          its remote reads ended by wd_models_abort_reads */
 		store_set_cancel(sf->pub.st, &m->abort_reads);
@@ -242,7 +246,8 @@ static model_ent *ent_new(const char *name, const char *uri, wd_model_source sou
 	e->source = source;
 	e->name = strdup(name);
 	e->uri = strdup(uri);
-	if (e->name == NULL || e->uri == NULL) {
+	if (e->name == NULL || e->uri == NULL ||
+	    wd_spec_split(uri, &e->src, &e->override) != WT_OK) {
 		free(e->name);
 		free(e->uri);
 		free(e);
@@ -263,6 +268,8 @@ static void ent_free(model_ent *e)
 	pthread_mutex_destroy(&e->lk);
 	free(e->name);
 	free(e->uri);
+	free(e->src);
+	free(e->override);
 	free(e);
 }
 
@@ -335,11 +342,17 @@ int wd_models_add_from(wd_models *m, const char *name, const char *uri, wd_model
 		                 "model name '%s' is not usable; use 1-200 characters without '/' "
 		                 "and not starting with '.'",
 		                 name ? name : "");
-	if (uri == NULL || uri[0] == '\0')
+	if (uri == NULL || uri[0] == '\0' || uri[0] == '\t')
 		return wt_seterr(err, WT_EINVAL,
 		                 "model '%s': empty URI; use file:///dir, s3:// or "
 		                 "http(s)://",
 		                 name);
+	const char *tab = strchr(uri, '\t');
+	char *canon = NULL;
+	int crv = tab != NULL ? ckpt_override_canonical(tab + 1, &canon, err) : WT_OK;
+	free(canon);
+	if (crv != WT_OK)
+		return wt_errprefix(err, "model '%s'", name);
 	model_ent *old = models_find(m, name);
 	if (old != NULL) {
 		wt_seterr(err, WT_EEXIST, "model '%s' already exists (%s); pick another name", name,
@@ -433,7 +446,8 @@ int wd_models_list(wd_models *m, wd_model_info **out, size_t *n)
 		}
 		info[k].ent = e; /* keeps name and uri; wd_models_list_free puts it */
 		info[k].name = e->name;
-		info[k].uri = e->uri;
+		info[k].uri = e->src;
+		info[k].override = e->override;
 		info[k].source = e->source;
 		if (!e->pending)
 			models_revalidate(m, e, false);

@@ -11,7 +11,9 @@
 typedef struct model_ent {
 	_Atomic uint32_t refs;  /* the list's, and one per models_find holder */
 	char *name;             /* owned, immutable */
-	char *uri;              /* owned, immutable */
+	char *uri;              /* owned, immutable: the source spec (modelspec.c), its identity */
+	char *src;              /* owned, immutable: the spec's URI, what the store opens */
+	char *override;         /* owned, immutable: the spec's configuration override; NULL */
 	wd_model_source source; /* immutable */
 	pthread_mutex_t lk;
 	pthread_cond_t opened; /* signalled when an open ends (opening -> false) */

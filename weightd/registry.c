@@ -6,6 +6,8 @@
  *
  *     # comment                      ignored, like blank lines
  *     NAME=URI                       one registered model; split at the first '='
+ *     NAME=URI<TAB>OVERRIDE          one registered under a configuration override (the
+ *                                    canonical JSON object; modelspec.c)
  *
  * NAME: what wd_models_add_from accepts, without '=', whitespace or control
  * characters. URI: 1..WD_REGISTRY_URI_MAX bytes without control characters.
@@ -42,7 +44,7 @@
 #include "weightd/registry_int.h"
 
 #define WD_REGISTRY_URI_MAX  4096
-#define WD_REGISTRY_LINE_MAX (WD_REGISTRY_URI_MAX + 256)
+#define WD_REGISTRY_LINE_MAX (WD_REGISTRY_URI_MAX + 64 * 1024 + 512) /* + an override */
 #define WD_REGJOBS_KEPT      32 /* ended registrations kept for followers */
 
 pthread_mutex_t wd_reg_lk = PTHREAD_MUTEX_INITIALIZER;
@@ -55,8 +57,8 @@ static bool has_ctl(const char *s)
 	return false;
 }
 
-/* Can name=uri be written as one line and read back the same? */
-int wd_registry_check_entry(const char *name, const char *uri, wt_errbuf *err)
+/* name=uri (and override, NULL: none) as check_entry below sees them. */
+static int check_entry(const char *name, const char *uri, const char *override, wt_errbuf *err)
 {
 	if (name[0] == '\0' || name[0] == '#' || strchr(name, '=') != NULL ||
 	    strpbrk(name, " \t") != NULL || has_ctl(name))
@@ -73,7 +75,27 @@ int wd_registry_check_entry(const char *name, const char *uri, wt_errbuf *err)
 		    "control characters or surrounding spaces; use file:///dir, s3:// or "
 		    "http(s)://",
 		    name, n, WD_REGISTRY_URI_MAX);
-	return WT_OK;
+	char *canon = NULL;
+	int rv = override != NULL ? ckpt_override_canonical(override, &canon, err) : WT_OK;
+	if (rv == WT_OK && canon != NULL && strcmp(canon, override) != 0)
+		rv = wt_seterr(err, WT_EINVAL,
+		               "the config override is not in canonical form (%s); register the "
+		               "model again with weightctl admin register --config-override",
+		               canon);
+	free(canon);
+	return rv != WT_OK ? wt_errprefix(err, "model '%s'", name) : WT_OK;
+}
+
+/* Can name=spec be written as one line and read back the same? */
+int wd_registry_check_entry(const char *name, const char *spec, wt_errbuf *err)
+{
+	char *uri = NULL, *override = NULL;
+	if (wd_spec_split(spec, &uri, &override) != WT_OK)
+		return wt_seterr(err, WT_ENOMEM, "registry: out of memory");
+	int rv = check_entry(name, uri, override, err);
+	free(uri);
+	free(override);
+	return rv;
 }
 
 /* "models folder", "configuration": where a model that was not registered comes from. */
@@ -312,6 +334,7 @@ static void job_free(wd_regjob *j)
 		pthread_join(j->th, NULL); /* done: it has returned or is about to */
 	free(j->name);
 	free(j->uri);
+	free(j->show);
 	free(j);
 }
 
@@ -361,7 +384,7 @@ static void *job_main(void *arg)
 		rv = wt_seterr(&err, WT_ECANCELED,
 		               "weightd is stopping: the registration of model '%s' (%s) did not "
 		               "finish and is not saved; register it again once weightd is back",
-		               j->name, j->uri);
+		               j->name, j->show);
 	if (rv == WT_OK && (rv = save(j->m, NULL, j->name, j->uri, &err)) != WT_OK)
 		wt_errprefix(&err, "model '%s' not registered", j->name);
 	if (rv == WT_OK) {
@@ -373,13 +396,13 @@ static void *job_main(void *arg)
 		WT_LOG(WT_LOG_NOTICE,
 		       "admin: registered model '%s' (%s) revision %.12s, %zu tensors, opened in "
 		       "%.1f s; saved in %s",
-		       j->name, j->uri, j->revision, j->n_tensors,
+		       j->name, j->show, j->revision, j->n_tensors,
 		       (double)(common_now_ns() - t0) / 1e9, wd_models_registry_path(j->m));
 	} else {
 		wt_errbuf ignore; /* gone already when unregistered */
 		if (!j->unregistered)
 			wd_models_remove(j->m, j->name, &ignore);
-		WT_LOG(WT_LOG_WARNING, "admin: register '%s' (%s) failed: %s", j->name, j->uri,
+		WT_LOG(WT_LOG_WARNING, "admin: register '%s' (%s) failed: %s", j->name, j->show,
 		       err.msg);
 	}
 	j->rv = rv;
@@ -439,8 +462,9 @@ int wd_regjob_start(wd_server *s, const char *name, const char *uri, wd_regjob *
 		j->s = s;
 		j->name = strdup(name);
 		j->uri = strdup(uri);
+		j->show = wd_spec_show(uri);
 	}
-	if (j == NULL || j->name == NULL || j->uri == NULL)
+	if (j == NULL || j->name == NULL || j->uri == NULL || j->show == NULL)
 		rv = wt_seterr(err, WT_ENOMEM, "registry: out of memory");
 	if (rv == WT_OK)
 		rv = wd_models_add_from(m, name, uri, WD_SRC_REGISTERED, WD_OPEN_PENDING, err);

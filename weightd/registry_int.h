@@ -18,7 +18,8 @@ struct wd_regjob {
 	struct wd_regjob *next;
 	wd_server *s; /* its end wakes s->reg_wake */
 	wd_models *m;
-	char *name, *uri;
+	char *name, *uri; /* uri: the spec (modelspec.c) */
+	char *show;       /* the spec for messages (wd_spec_show) */
 	pthread_t th;
 	bool started;      /* th to join */
 	bool done;         /* the outcome below is set */

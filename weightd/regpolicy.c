@@ -172,6 +172,15 @@ static int check_bucket(const wd_config *cfg, const char *uri, const char *rest,
 
 int wd_register_allowed(const wd_config *cfg, const char *uri, wt_errbuf *err)
 {
+	if (strchr(uri, '\t') != NULL) { /* a spec (modelspec.c): its URI decides */
+		char *bare = NULL, *override = NULL;
+		if (wd_spec_split(uri, &bare, &override) != WT_OK)
+			return wt_seterr(err, WT_ENOMEM, "register: out of memory");
+		int rv = wd_register_allowed(cfg, bare, err);
+		free(bare);
+		free(override);
+		return rv;
+	}
 	if (strncmp(uri, "file://", 7) == 0)
 		return check_path(cfg, uri, uri + 7, err);
 	if (strncmp(uri, "http://", 7) == 0)
@@ -222,11 +231,20 @@ static void *probe_main(void *arg)
 	store *st = NULL;
 	ckpt *ck = NULL;
 	wt_errbuf err;
-	int rv = store_open(&st, p->uri, &err);
+	char *uri = NULL, *override = NULL; /* p->uri is a spec (modelspec.c) */
+	int rv = wd_spec_split(p->uri, &uri, &override) == WT_OK
+	             ? WT_OK
+	             : wt_seterr(&err, WT_ENOMEM, "register: out of memory");
 	if (rv == WT_OK)
-		rv = wd_reach_apply(&p->reach, st, p->uri, &err);
+		rv = store_open(&st, uri, &err);
 	if (rv == WT_OK)
-		rv = ckpt_open_quick(&ck, st, &err); /* not its bytes: no digest here */
+		rv = wd_reach_apply(&p->reach, st, uri, &err);
+	/* not its bytes: no digest here (quick) */
+	ckpt_open_opts o = {.quick = true, .config_override = override};
+	if (rv == WT_OK)
+		rv = ckpt_open_with(&ck, st, &o, &err);
+	free(uri);
+	free(override);
 	ckpt_close(ck);
 	store_close(st);
 	pthread_mutex_lock(&p->lk);

@@ -61,7 +61,7 @@ static nng_msg *job_reply(wd_server *s, uint64_t rid, wd_regjob *j)
 	if (j->done) {
 		snprintf(text, sizeof(text),
 		         "registered model '%s' (%s) revision %.12s, %zu tensors; saved in %s",
-		         j->name, j->uri, j->revision, j->n_tensors,
+		         j->name, j->show, j->revision, j->n_tensors,
 		         wd_models_registry_path(s->models));
 		return admin_reply(rid, text, j->bytes, false, 0, 0);
 	}
@@ -73,13 +73,13 @@ static nng_msg *job_reply(wd_server *s, uint64_t rid, wd_regjob *j)
 		         "weightd is stopping: the registration of model '%s' (%s) did not "
 		         "finish (read for its revision: %s) and is not saved; register it "
 		         "again once weightd is back",
-		         j->name, j->uri, p);
+		         j->name, j->show, p);
 		return wd_reply_error(rid, WT_ECANCELED, text);
 	}
 	snprintf(text, sizeof(text),
 	         "registering model '%s' (%s): read for its revision, %s; it is served once it "
 	         "has opened",
-	         j->name, j->uri, p);
+	         j->name, j->show, p);
 	return admin_reply(rid, text, 0, true, read, total);
 }
 
@@ -216,10 +216,12 @@ static void unregister(wd_req *r, const char *name)
 		wd_req_reply(r, wd_reply_error(r->id, rv, err.msg));
 		return;
 	}
+	char *show = uri != NULL ? wd_spec_show(uri) : NULL;
 	snprintf(text, sizeof(text),
 	         "unregistered model '%s' (%s), removed from %s; its cached shards stay until "
 	         "the cache budget drops them or weightctl admin evict --model %s",
-	         name, uri, wd_models_registry_path(s->models), name);
+	         name, show != NULL ? show : "?", wd_models_registry_path(s->models), name);
+	free(show);
 	free(uri);
 	WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
 	wd_req_reply(r, admin_reply(r->id, text, 0, false, 0, 0));
@@ -234,25 +236,14 @@ static bool fault_step(wd_server *s, const char *uri, int step)
 	return false;
 }
 
-void wd_register_request(wd_req *r, const Weights__AdminRequest *a)
+/* REGISTER of name from spec (modelspec.c: the URI and the configuration override). */
+static void register_spec(wd_req *r, const Weights__AdminRequest *a, const char *name,
+                          const char *uri, const char *show)
 {
 	wd_server *s = r->srv;
-	const char *name = a->model ? a->model : "";
 	char text[2 * WT_ERRMSG_MAX];
 	wt_errbuf err;
 	int rv;
-	if (a->op == WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER) {
-		unregister(r, name);
-		return;
-	}
-	const char *uri = a->uri ? a->uri : "";
-	if (uri[0] == '\0') {
-		wd_req_reply(
-		    r, wd_reply_error(r->id, WT_EINVAL,
-		                      "register: no URI given; send model and uri (file:///dir, "
-		                      "s3://bucket/prefix or http(s)://)"));
-		return;
-	}
 	wd_regjob *j = NULL;
 	if (a->follow) {
 		pthread_mutex_lock(&wd_reg_lk);
@@ -268,7 +259,7 @@ void wd_register_request(wd_req *r, const Weights__AdminRequest *a)
 		snprintf(text, sizeof(text),
 		         "no registration of model '%s' with %s is running or recently ended here "
 		         "(did weightd restart?); register it again",
-		         name, uri);
+		         name, show);
 		wd_req_reply(r, wd_reply_error(r->id, WT_ENOTFOUND, text));
 		return;
 	}
@@ -294,15 +285,56 @@ void wd_register_request(wd_req *r, const Weights__AdminRequest *a)
 	wd_snap *snap = NULL; /* registered already with this URI */
 	if ((rv = wd_models_get(s->models, name, false, &snap, &err)) != WT_OK) {
 		wt_errprefix(&err, "model '%s' is registered (%s) but does not open now", name,
-		             uri);
+		             show);
 		wd_req_reply(r, wd_reply_error(r->id, rv, err.msg));
 		return;
 	}
 	snprintf(text, sizeof(text),
 	         "model '%s' is already registered with %s (revision %.12s); nothing changed", name,
-	         uri, snap->revision);
+	         show, snap->revision);
 	uint64_t bytes = ckpt_total_bytes(snap->ck);
 	wd_snap_release(snap);
 	WT_LOG(WT_LOG_NOTICE, "admin: %s", text);
 	wd_req_reply(r, admin_reply(r->id, text, bytes, false, 0, 0));
+}
+
+void wd_register_request(wd_req *r, const Weights__AdminRequest *a)
+{
+	const char *name = a->model ? a->model : "";
+	wt_errbuf err;
+	int rv;
+	if (a->op == WEIGHTS__ADMIN_REQUEST__OP__OP_UNREGISTER) {
+		unregister(r, name);
+		return;
+	}
+	const char *uri = a->uri ? a->uri : "";
+	if (uri[0] == '\0') {
+		wd_req_reply(
+		    r, wd_reply_error(r->id, WT_EINVAL,
+		                      "register: no URI given; send model and uri (file:///dir, "
+		                      "s3://bucket/prefix or http(s)://)"));
+		return;
+	}
+	/* uri may carry the configuration override after a tab (since 1.9: modelspec.c; an
+	 * older weightd refuses the tab): its canonical form is the registration's spec */
+	char *bare = NULL, *override = NULL, *spec = NULL;
+	if (wd_spec_split(uri, &bare, &override) != WT_OK)
+		rv = wt_seterr(&err, WT_ENOMEM, "register: out of memory");
+	else
+		rv = wd_spec_make(bare, override, &spec, &err);
+	free(bare);
+	free(override);
+	if (rv != WT_OK) {
+		wt_errprefix(&err, "register '%s'", name);
+		WT_LOG(WT_LOG_WARNING, "admin: %s", err.msg);
+		wd_req_reply(r, wd_reply_error(r->id, rv, err.msg));
+		return;
+	}
+	char *show = wd_spec_show(spec);
+	if (show == NULL)
+		wd_req_reply(r, wd_reply_error(r->id, WT_ENOMEM, "register: out of memory"));
+	else
+		register_spec(r, a, name, spec, show);
+	free(show);
+	free(spec);
 }

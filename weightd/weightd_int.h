@@ -205,8 +205,9 @@ const char *wd_models_registry_path(const wd_models *m);
 int wd_models_rescan(wd_models *m, const char *dir, size_t *added, wt_errbuf *err);
 
 typedef struct wd_model_info {
-	const char *name; /* valid until wd_models_list_free */
-	const char *uri;
+	const char *name;     /* valid until wd_models_list_free */
+	const char *uri;      /* the source URI */
+	const char *override; /* its configuration override (canonical), NULL: none */
 	wd_model_source source;
 	bool available;
 	char error[WT_ERRMSG_MAX];      /* when !available */
@@ -262,6 +263,16 @@ uint64_t wd_models_source_rewrites(wd_models *m);
  * win) or a checkpoint that does not open (listed unavailable) is a warning.
  */
 void wd_registry_load(wd_models *m, const wd_config *cfg);
+
+/* modelspec.c: a model's source spec, "URI" or "URI<TAB>OVERRIDE" (the configuration
+ * override, canonical: ckpt_override_canonical). make: uri and override (NULL or "": none;
+ * else checked, WT_EINVAL / WT_ETOOBIG naming the fix) into *spec (the caller frees it).
+ * split: copies of the two parts (*override NULL for none); WT_ENOMEM only. */
+int wd_spec_make(const char *uri, const char *override, char **spec, wt_errbuf *err);
+int wd_spec_split(const char *spec, char **uri, char **override);
+/* The spec for people: "URI" or "URI, config override {...}" (the caller frees it; NULL when
+ * out of memory). */
+char *wd_spec_show(const char *spec);
 
 /* regpolicy.c: may a REGISTER reach uri under cfg (register_roots,
  * register_hosts, register_buckets)? WT_EPERM naming the key to set. */

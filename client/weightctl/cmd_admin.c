@@ -3,12 +3,14 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "client/weightctl/ctl_remote.h"
 #include "client/weightctl/weightctl.h"
 #include "common/common.h"
+#include "loader/loader.h"
 #include "weights/client.h"
 #include "weights/weights.h"
 
@@ -18,6 +20,7 @@ static void usage(FILE *f)
 	           "       weightctl admin --endpoint URL warm --model NAME [layout flags]\n"
 	           "       weightctl admin --endpoint URL evict [--model NAME]\n"
 	           "       weightctl admin --endpoint URL register --model NAME --uri URI\n"
+	           "             [--config-override JSON | --architecture CLASS]\n"
 	           "       weightctl admin --endpoint URL unregister --model NAME\n"
 	           "warm produces a layout into the cache (no layout flags: the default one),\n"
 	           "evict drops cached shards (of every layout; no --model: all), verify\n"
@@ -28,7 +31,10 @@ static void usage(FILE *f)
 	           "the server opened it (a new checkpoint is read whole: how far it got goes\n"
 	           "to stderr every 10 s) and keeps it across restarts; unregister removes a\n"
 	           "registered model (one being registered too); its cached shards stay until\n"
-	           "evict --model NAME.\n"
+	           "evict --model NAME. --config-override merges a JSON object over the model's\n"
+	           "config.json (vLLM's hf_overrides; --architecture CLASS is\n"
+	           "{\"architectures\": [CLASS]}, e.g. DeepSeekMTPModel for a DeepSeek-V3\n"
+	           "checkpoint's MTP draft): part of the registration and of the revision.\n"
 	           "register/unregister print one line; exit 0 ok, 2 usage, 1 other errors.\n"
 	           "evict exits 4 when it left shards cached because they were being read\n"
 	           "(busy; bad= is their count, the others are dropped): run it again later.\n"
@@ -49,18 +55,33 @@ static const struct {
 typedef struct admin_args {
 	int have_op;
 	wt_admin_op op;
-	const char *uri; /* --uri, borrowed from argv */
+	const char *uri;      /* --uri, borrowed from argv */
+	const char *override; /* --config-override, borrowed; or --architecture's NAME */
+	bool by_arch;         /* override is --architecture's NAME */
+	char *arch_json;      /* owned: the JSON --architecture NAME makes */
 } admin_args;
 
 static int admin_flag(void *ctx, const char *cmd, const char *flag, const char *val)
 {
-	(void)cmd;
-	(void)flag; /* --uri, the only one */
-	((admin_args *)ctx)->uri = val;
+	admin_args *aa = ctx;
+	if (strcmp(flag, "--uri") == 0) {
+		aa->uri = val;
+		return 0;
+	}
+	if (aa->override != NULL) { /* --config-override or --architecture, twice */
+		fprintf(stderr,
+		        "weightctl %s: give one of --config-override and --architecture, once (put "
+		        "every key into one --config-override object)\n",
+		        cmd);
+		return -1;
+	}
+	aa->override = val;
+	aa->by_arch = strcmp(flag, "--architecture") == 0;
 	return 0;
 }
 
-static const ctl_flag admin_flags[] = {{"--uri", true, 0}};
+static const ctl_flag admin_flags[] = {
+    {"--uri", true, 0}, {"--config-override", true, 0}, {"--architecture", true, 0}};
 
 /* The operation: the one positional argument. CTL_OK or CTL_USAGE (printed). */
 static int admin_op(admin_args *aa, char **pos, size_t n_pos)
@@ -120,6 +141,8 @@ static int check_register_args(const admin_args *aa, const ctl_remote *r)
 	const char *msg = NULL;
 	if (aa->uri != NULL && !reg)
 		msg = "--uri is for register only";
+	else if (aa->override != NULL && !reg)
+		msg = "--config-override and --architecture are for register only";
 	else if ((reg || unreg) && (r->model == NULL || r->model[0] == '\0'))
 		msg = reg ? "register needs --model NAME and --uri URI"
 		          : "unregister needs --model NAME";
@@ -181,6 +204,11 @@ int ctl_admin(int argc, char **argv)
 		goto done;
 	if ((code = check_register_args(&aa, &r)) != CTL_OK)
 		goto done;
+	if (aa.by_arch && ckpt_override_for_arch(aa.override, &aa.arch_json, &err) != WT_OK) {
+		fprintf(stderr, "weightctl admin: --architecture: %s\n", err.msg);
+		code = CTL_USAGE;
+		goto done;
+	}
 	if ((code = check_cache_args(&aa, &r)) != CTL_OK)
 		goto done;
 	int rv;
@@ -193,7 +221,9 @@ int ctl_admin(int argc, char **argv)
 		goto done;
 	reg_watch rw = {.model = r.model, .t0_ms = now_ms()};
 	if (aa.op == WT_ADMIN_REGISTER)
-		rv = wt_client_register_progress(c, r.model, aa.uri, reg_progress, &rw, &res, &err);
+		rv = wt_client_register_override(c, r.model, aa.uri,
+		                                 aa.by_arch ? aa.arch_json : aa.override,
+		                                 reg_progress, &rw, &res, &err);
 	else
 		rv = wt_client_admin(c, aa.op, r.model, aa.op == WT_ADMIN_WARM ? &r.layout : NULL,
 		                     &res, &err);
@@ -228,6 +258,7 @@ int ctl_admin(int argc, char **argv)
 		code = CTL_BUSY;
 	}
 done:
+	free(aa.arch_json);
 	wt_admin_result_clear(&res);
 	wt_client_close(c);
 	ctl_remote_clear(&r);

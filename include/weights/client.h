@@ -501,6 +501,23 @@ WT_API int wt_client_register_progress(wt_client *c, const char *model, const ch
                                        wt_admin_result *out, wt_errbuf *err);
 
 /*
+ * Since 1.9: wt_client_register_progress of a model opened under a configuration
+ * override (vLLM's hf_overrides): config_override is one JSON object merged over the
+ * checkpoint's config.json before the server reads it (objects into objects, any other
+ * value replacing the key's), e.g. {"architectures": ["DeepSeekMTPModel"]} to serve the
+ * MTP draft a DeepSeek-V3 checkpoint holds, or a release whose config.json names another
+ * class than the one it is served as. NULL or "": wt_client_register_progress. The
+ * override is part of the registration (the same name with another override is
+ * WT_EEXIST) and of the model's revision (docs/format.md "Configuration override"). Not
+ * one non-empty JSON object (at most 64 KiB): WT_EINVAL from the server naming the fix.
+ * A weightd older than 1.9 refuses it (WT_EINVAL, the message says to upgrade).
+ */
+WT_API int wt_client_register_override(wt_client *c, const char *model, const char *uri,
+                                       const char *config_override,
+                                       wt_register_progress_fn progress, void *ctx,
+                                       wt_admin_result *out, wt_errbuf *err);
+
+/*
  * Remove a model added by wt_client_register() on the first reachable
  * endpoint (also from its file). WT_ENOTFOUND for an unknown name, WT_EPERM
  * for a model from the server's models folder or configuration (the message

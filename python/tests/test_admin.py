@@ -168,3 +168,32 @@ def test_register_ctrl_c(gated):
     with weightd.Client(url) as c:  # the registration went on in the server
         m = {m.name: m for m in c.models()}["intr"]
         assert not m.available and "being registered" in m.error
+
+
+def test_register_config_override(gated):
+    """config_override (vLLM's hf_overrides): the llama folder registered as the Mistral
+    class is listed so, under its own revision; a dict and the same JSON text are one
+    registration; no override under that name is WT_EEXIST; a bad one names the fix."""
+    import weightd
+
+    url, helper, base, _ = gated
+    gate(helper, "open")
+    with weightd.Client(url) as c:
+        res = c.register("mis", base + "/gate/llama",
+                         config_override={"architectures": ["MistralForCausalLM"]})
+        assert "config override {\"architectures\":[\"MistralForCausalLM\"]}" in res.text, \
+            res.text
+        models = {m.name: m for m in c.models()}
+        assert models["mis"].architecture == "MistralForCausalLM"
+        assert models["llama"].architecture == "LlamaForCausalLM"
+        assert models["mis"].revision != models["llama"].revision
+        again = c.register("mis", base + "/gate/llama",
+                           config_override='{"architectures": ["MistralForCausalLM"]}')
+        assert "nothing changed" in again.text, again.text
+        with pytest.raises(weightd.Error) as e:
+            c.register("mis", base + "/gate/llama")
+        assert e.value.name == "WT_EEXIST"
+        with pytest.raises(weightd.Error) as e:
+            c.register("bad", base + "/gate/llama", config_override="[1]")
+        assert e.value.name == "WT_EINVAL" and "JSON object" in e.value.message
+        c.unregister("mis")

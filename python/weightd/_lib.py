@@ -253,6 +253,12 @@ try:  # libweights 1.4; an older library still serves everything else
                                       P(AdminResult), E)
 except AttributeError:
     wt_client_register_progress = None
+try:  # libweights 1.9
+    wt_client_register_override = _fn("wt_client_register_override", c_int, c_void_p,
+                                      c_char_p, c_char_p, c_char_p, RegisterProgressFn,
+                                      c_void_p, P(AdminResult), E)
+except AttributeError:
+    wt_client_register_override = None
 wt_client_register = _fn("wt_client_register", c_int, c_void_p, c_char_p, c_char_p,
                          P(AdminResult), E)
 wt_client_unregister = _fn("wt_client_unregister", c_int, c_void_p, c_char_p, P(AdminResult),

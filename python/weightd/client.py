@@ -1,6 +1,7 @@
 """Client: models, manifests, fetch (zero copy), fetch_into, async + cancel."""
 
 import ctypes
+import json
 import logging
 import threading
 import weakref
@@ -291,7 +292,7 @@ class Client:
                                 cstr(model, "model") if model else None,
                                 ctypes.byref(lay.c) if lay else None)
 
-    def register(self, model, uri, progress=None):
+    def register(self, model, uri, progress=None, config_override=None):
         """Register model -> uri (file:///dir, s3://bucket/prefix, http(s)://) on
         the first reachable endpoint and return its AdminResult (text names the
         revision; bytes = checkpoint bytes). The server reads a new checkpoint
@@ -300,7 +301,18 @@ class Client:
         once a second meanwhile, total 0 until known. An exception raised by
         progress, or Ctrl-C, stops the waiting within a second and is raised
         here; the registration goes on in the server (unregister() cancels
-        it). With a libweights older than 1.4 progress is never called."""
+        it). With a libweights older than 1.4 progress is never called.
+        config_override (libweights 1.9): a dict (or its JSON text) merged over
+        the checkpoint's config.json as vLLM's hf_overrides, e.g.
+        {"architectures": ["DeepSeekMTPModel"]}; part of the registration and
+        of the revision."""
+        override = None
+        if config_override is not None:
+            if _lib.wt_client_register_override is None:
+                raise make(_lib.WT_EUNSUPPORTED, "config_override needs libweights 1.9 or newer")
+            text = (config_override if isinstance(config_override, str)
+                    else json.dumps(config_override, sort_keys=True))
+            override = cstr(text, "config_override")
         if _lib.wt_client_register_progress is None:  # libweights < 1.4
             return self._admin_call(_lib.wt_client_register, cstr(model, "model"),
                                     cstr(uri, "uri"))
@@ -324,8 +336,12 @@ class Client:
 
         def run():
             try:
-                done["out"] = self._admin_call(_lib.wt_client_register_progress,
-                                               cmodel, curi, fn, None)
+                if override is not None:
+                    done["out"] = self._admin_call(_lib.wt_client_register_override,
+                                                   cmodel, curi, override, fn, None)
+                else:
+                    done["out"] = self._admin_call(_lib.wt_client_register_progress,
+                                                   cmodel, curi, fn, None)
             except BaseException as e:
                 done["err"] = e
             finally:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # weightctl admin register/unregister against a real weightd process: one line
 # of output, exit 0 / 2 (usage) / 1 (server error, named by its WT_E code);
-# `weightctl models` says where each model comes from; a registration survives
+# `weightctl models` says where each model comes from; a configuration override
+# (--architecture) is served, saved and compared as part of the registration; a registration survives
 # a restart on the same cache dir and an unregister is gone after one; a
 # damaged registry line is skipped with file:line and the daemon serves; a
 # registration that reads for seconds (an http source whose tensor reads are
@@ -66,11 +67,58 @@ W admin --endpoint "$EP" stats --uri "$URI"; rc=$?
 W admin --endpoint "$EP" register --model x --uri "$URI" --tp-size 2; rc=$?
 [ $rc = 2 ] && grep -q "no layout flags" "$T/err" || fail "register with a layout: exit $rc"
 
+# a configuration override (vLLM's hf_overrides): the llama fixture registered as the
+# Mistral class is served as that family, under a revision of its own, byte for byte what
+# `weightctl shard --architecture` writes offline; it is part of the registration (the
+# same override spelled otherwise is the same, another or none is WT_EEXIST) and is saved
+# canonically after a tab
+LURI="file://$T/models/llama"
+W admin --endpoint "$EP" register --model mis --uri "$LURI" --architecture MistralForCausalLM; rc=$?
+[ $rc = 0 ] || fail "register --architecture: exit $rc"
+grep -q "^registered model 'mis' ($LURI, config override {\"architectures\":\[\"MistralForCausalLM\"\]}) revision " \
+	"$T/out" || fail "register --architecture output"
+printf 'mis=%s\t{"architectures":["MistralForCausalLM"]}\n' "$LURI" >"$T/line"
+grep -qxFf "$T/line" "$T/cache/registered-models" || fail "override not saved after a tab"
+W admin --endpoint "$EP" register --model mis --uri "$LURI" \
+	--config-override '{ "architectures" : [ "MistralForCausalLM" ] }'; rc=$?
+[ $rc = 0 ] && grep -q "nothing changed" "$T/out" || fail "same override spelled otherwise: exit $rc"
+W admin --endpoint "$EP" register --model mis --uri "$LURI"; rc=$?
+[ $rc = 1 ] && grep -q "(WT_EEXIST)$" "$T/err" || fail "register without the override: exit $rc"
+W admin --endpoint "$EP" register --model mis2 --uri "$LURI" --config-override '[1]'; rc=$?
+[ $rc = 1 ] && grep -q "a JSON object is needed.*(WT_EINVAL)$" "$T/err" || fail "bad override: exit $rc"
+# a class no family cuts registers (as a folder whose config.json names it would) and its
+# layouts are refused naming it
+W admin --endpoint "$EP" register --model mis2 --uri "$LURI" --architecture NopeForCausalLM; rc=$?
+[ $rc = 0 ] || fail "register an override naming an unknown class: exit $rc"
+W manifest --endpoint "$EP" --model mis2 --tp-size 2 --tp-rank 0; rc=$?
+[ $rc = 3 ] && grep -q "architecture 'NopeForCausalLM'.*(WT_EUNSUPPORTED)$" "$T/err" ||
+	fail "manifest of an unknown class: exit $rc: $(cat "$T/err")"
+W admin --endpoint "$EP" unregister --model mis2 || fail "unregister mis2"
+W admin --endpoint "$EP" unregister --model q2 --architecture X; rc=$?
+[ $rc = 2 ] && grep -q "for register only" "$T/err" || fail "unregister --architecture: exit $rc"
+W models --endpoint "$EP" || fail "models with mis"
+grep -q "^mis	MistralForCausalLM	.*	$LURI	registered$" "$T/out" || fail "models: mis as Mistral"
+W fetch --endpoint "$EP" --model mis --tp-size 2 --tp-rank 1 --out "$T/mis1.safetensors" ||
+	fail "fetch mis"
+"$B/weightctl" shard --model-dir "$T/models/llama" --name mis --tp-size 2 --tp-rank 1 \
+	--architecture MistralForCausalLM --out "$T/off1.safetensors" >/dev/null 2>&1 || fail "shard --architecture"
+cmp -s "$T/mis1.safetensors" "$T/off1.safetensors" || fail "fetched mis differs from shard --architecture"
+"$B/weightctl" shard --model-dir "$T/models/llama" --name mis --tp-size 2 --tp-rank 1 \
+	--out "$T/plain1.safetensors" >/dev/null 2>&1 || fail "shard"
+cmp -s "$T/mis1.safetensors" "$T/plain1.safetensors" && fail "the override did not reach the fetched shard"
+# a hand-edited line whose override is not canonical is skipped, naming it
+printf 'hand=%s\t{ "architectures": ["MistralForCausalLM"] }\n' "$LURI" >>"$T/cache/registered-models"
+
 # restart on the same cache: still registered and served; a damaged line is skipped
 printf 'this line is damaged\n' >>"$T/cache/registered-models"
 stop
 start
-grep -q "registered-models:4: no '='" "$T/daemon.err" || fail "damaged line not reported"
+grep -q "registered-models:6: no '='" "$T/daemon.err" || fail "damaged line not reported"
+grep -q "registered-models:5: model 'hand': the config override is not in canonical form" \
+	"$T/daemon.err" || fail "a non-canonical override not reported: $(cat "$T/daemon.err")"
+W models --endpoint "$EP" || fail "models after restart (mis)"
+grep -q "^mis	MistralForCausalLM	.*	$LURI	registered$" "$T/out" || fail "mis lost its override at restart"
+grep -q "^hand	" "$T/out" && fail "the non-canonical line was served"
 W models --endpoint "$EP" || fail "models after restart"
 grep -q "^q2	.*	registered$" "$T/out" || fail "q2 gone after restart"
 W manifest --endpoint "$EP" --model q2 --tp-size 2 --tp-rank 1 || fail "manifest of q2 after restart"
