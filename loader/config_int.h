@@ -135,6 +135,12 @@ int config_tarsier2_root(json_t *root, json_t **out, wt_errbuf *err);
 bool config_is_internvl_chat(json_t *root);
 int config_internvl_chat_root(json_t *root, json_t **out, wt_errbuf *err);
 int config_parse_internvl_chat(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a DeepSeek-VL2 config (model_type deepseek_vl_v2, DeepseekVLV2ForCausalLM)? Its flat
+ * view: language_config as text_config; its vision_config, projector_config, tile_tag and the
+ * language model's architecture into c (config_deepseek_vl2.c). */
+bool config_is_deepseek_vl2(json_t *root);
+int config_deepseek_vl2_root(json_t *root, json_t **out, wt_errbuf *err);
+int config_parse_deepseek_vl2(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 int config_flat_root(json_t *root, json_t **out, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */

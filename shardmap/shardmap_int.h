@@ -338,6 +338,9 @@ bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 /* Glm4MoeDecoderLayer's selection (also GLM-4.5V's and dots.llm1's): MoE from
  * first_k_dense_replace on. */
 bool shardmap_moe_glm4(const ckpt_config *cfg, int64_t i);
+/* DeepseekV2DecoderLayer's selection (DeepSeek-V2 / V3, DeepSeek-MoE, DeepSeek-VL2's language
+ * model): MoE from first_k_dense_replace on, every moe_layer_freq-th layer. */
+bool shardmap_moe_deepseek(const ckpt_config *cfg, int64_t i);
 
 /* ---------- mapper ---------- */
 
