@@ -125,6 +125,8 @@ static int parse_vision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 		return config_parse_internvl(root, v, c, err);
 	if (config_is_internvl_chat(root)) /* InternVisionConfig's keys, select_layer */
 		return config_parse_internvl_chat(root, v, c, err);
+	if (config_is_minicpmv(root)) /* SiglipVisionConfig's keys, query_num, version */
+		return config_parse_minicpmv(root, v, c, err);
 	if (config_is_blip2(root)) /* absent sub-configs: Blip2Config's defaults */
 		return config_parse_blip2(root, c, err);
 	int rv = config_is_aria(root) ? config_parse_aria(root, c, err) : WT_OK;

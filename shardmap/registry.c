@@ -98,6 +98,7 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen2_audio,
     &shardmap_family_internvl,
     &shardmap_family_internvl_chat,
+    &shardmap_family_minicpmv,
     &shardmap_family_roberta,
     &shardmap_family_xlm_roberta,
     &shardmap_family_roberta_cls,
