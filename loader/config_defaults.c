@@ -465,6 +465,11 @@ static const struct {
     CLASS("internvl:qwen3", qwen3_defaults),
     /* InternVL3.5's qwen3_moe text_config (config_lm_view names it so): Qwen3MoeConfig's */
     CLASS("internvl:qwen3_moe", qwen3_moe_defaults),
+    /* MiniCPM-V's flat config read as its version's class (config_lm_view names it so):
+     * LlamaConfig's (2.5, 4.0), Qwen2Config's (2.6), Qwen3Config's (4.5) */
+    CLASS("minicpmv:llama", llava_llama_defaults),
+    CLASS("minicpmv:qwen2", onevision_qwen2_defaults),
+    CLASS("minicpmv:qwen3", qwen3_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

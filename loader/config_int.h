@@ -141,6 +141,13 @@ int config_parse_internvl_chat(json_t *root, json_t *v, struct ckpt_config *c, w
 bool config_is_deepseek_vl2(json_t *root);
 int config_deepseek_vl2_root(json_t *root, json_t **out, wt_errbuf *err);
 int config_parse_deepseek_vl2(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a MiniCPM-V config (model_type minicpmv)? Its flat view: text_config = its own
+ * keys, model_type the class vLLM builds for its version (llama, qwen2, qwen3; other versions
+ * refused); vision_config (SiglipVisionConfig's defaults, MiniCPMVConfig's without one),
+ * query_num, drop_vision_last_layer and the version into c (config_minicpmv.c). */
+bool config_is_minicpmv(json_t *root);
+int config_minicpmv_root(json_t *root, json_t **out, wt_errbuf *err);
+int config_parse_minicpmv(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 int config_flat_root(json_t *root, json_t **out, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */

@@ -135,6 +135,15 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		       : strcmp(tmt, "qwen3_moe") == 0 ? "internvl:qwen3_moe"
 		                                       : tmt;
 	}
+	if (overlay && config_is_minicpmv(root)) {
+		/* MiniCPMVConfig subclasses its version's class (config_minicpmv.c set
+		 * text_config's model_type to it): that class's defaults under a name of their own
+		 */
+		tmt = tmt != NULL ? tmt : "llama";
+		return strcmp(tmt, "qwen2") == 0   ? "minicpmv:qwen2"
+		       : strcmp(tmt, "qwen3") == 0 ? "minicpmv:qwen3"
+		                                   : "minicpmv:llama";
+	}
 	if (overlay && mt != NULL && strcmp(mt, "opencua") == 0)
 		/* vLLM's OpenCUAConfig builds Qwen2Config(**text_config) whatever its model_type
 		 * says: Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */

@@ -378,6 +378,13 @@ typedef struct ckpt_config {
 	 * v_spatial_merge_size as 1 / ratio, vision_feature_layer to v_feature_layer (-1) */
 	bool v_attn_bias, v_qk_norm, v_norm_ln, v_mask_token, v_abs_pos, v_mean_pool;
 	char v_select[16];
+	/* MiniCPM-V (MiniCPMVConfig, model_type minicpmv; read for it only, config_minicpmv.c):
+	 * the version vLLM's MiniCPMV dispatches on as major * 10 + minor (25, 26, 40, 45; the
+	 * others refused), query_num (the resampler's query rows; 64), drop_vision_last_layer
+	 * (default true: vLLM builds vision_config.num_hidden_layers - 1 blocks, the count
+	 * v_num_layers then holds) */
+	int64_t mcv_version, mcv_query_num;
+	bool mcv_drop_last;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

@@ -349,9 +349,10 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		why = "a Gemma decoder layer without pre / post_feedforward_layernorm "
 		      "(text_config.model_type is gemma, not gemma2)";
 	else if (ru->cond == SM_C_QWEN3)
-		why =
-		    "a decoder layer without q_norm / k_norm (text_config.model_type is not qwen3 "
-		    "or qwen3_moe)";
+		why = x->fam->minicpmv ? "a decoder layer without q_norm / k_norm (version is not "
+		                         "4.5, whose language model alone is Qwen3ForCausalLM)"
+		                       : "a decoder layer without q_norm / k_norm "
+		                         "(text_config.model_type is not qwen3 or qwen3_moe)";
 	else if (ru->cond == SM_C_MBLATER || ru->cond == SM_C_MBLATERB)
 		why = "the first layer, whose input norm is an Identity (vLLM builds none there: "
 		      "ModernBERT's attn_norm, an EAGLE-1 draft's input_layernorm)";

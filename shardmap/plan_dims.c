@@ -438,6 +438,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		return gspeech_dims(c, d, err);
 	if (x->fam->aria) /* the loader's bound: at most 2^24 */
 		d->qf_queries = c->aria_queries;
+	if (x->fam->minicpmv) /* the loader's bound: at most 2^24 */
+		d->qf_queries = c->mcv_query_num;
 	if (x->fam->omni) /* Qwen2.5-Omni's audio_config (loader defaults): beside the tower */
 		return omni_audio_dims(c, d, err);
 	if (x->fam->audio) { /* Qwen2-Audio's audio_config (loader defaults) */

@@ -256,6 +256,9 @@ typedef struct sm_family {
 	 * tp_size tp (InternViT's qkv / proj: a plain nn.Linear when its heads do not divide
 	 * tp)? Checked beside keep_float. */
 	bool (*float_at_tp)(const ckpt_config *cfg, uint32_t tp, const char *cn);
+	/* MiniCPM-V's resampler (MiniCPMVConfig): query's rows are the loader's mcv_query_num
+	 * (SM_D_QFQ, query_num) */
+	bool minicpmv;
 } sm_family;
 
 /* Whether tensor t under rule r is family f's int_keep table in I64 (family_eagle.c). */
