@@ -256,6 +256,12 @@ typedef struct sm_family {
 	 * tp_size tp (InternViT's qkv / proj: a plain nn.Linear when its heads do not divide
 	 * tp)? Checked beside keep_float. */
 	bool (*float_at_tp)(const ckpt_config *cfg, uint32_t tp, const char *cn);
+	/* The config.json key counting {i} of the rules without a block flag, named in refusals
+	 * (NULL: num_hidden_layers; Whisper: decoder_layers, an MLPSpeculator: n_predict) */
+	const char *layers_key;
+	/* Hook: how far {j} runs where j_holds is set (a Medusa draft's num_heads); NULL:
+	 * num_hidden_layers */
+	int64_t (*j_count)(const ckpt_config *cfg);
 } sm_family;
 
 /* Whether tensor t under rule r is family f's int_keep table in I64 (family_eagle.c). */
