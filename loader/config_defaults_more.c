@@ -290,6 +290,24 @@ static const class_default longcat_flash_defaults[] = {
     {"rope_theta", true, 10000000.0},
 };
 
+/* vLLM's MedusaConfig (vllm/transformers_utils/configs/medusa.py): FasterDecoding's
+ * medusa-vicuna-7b-v1.3 dims; num_attention_heads is a property there (0: no attention), 1 here
+ * so the loader's head count is defined (no rule reads it). */
+static const class_default medusa_defaults[] = {
+    {"hidden_size", false, 4096},      {"vocab_size", false, 32001},
+    {"num_heads", false, 5},           {"num_hidden_layers", false, 1},
+    {"num_attention_heads", false, 1}, {"tie_word_embeddings", false, 0, true},
+};
+
+/* vLLM's MLPSpeculatorConfig (vllm/transformers_utils/configs/mlp_speculator.py); the sizes the
+ * loader reads are derived from these by config_mlp_speculator_keys. */
+static const class_default mlp_speculator_defaults[] = {
+    {"vocab_size", false, 32000},    {"emb_dim", false, 4096},
+    {"inner_dim", false, 0},         {"n_predict", false, 3},
+    {"n_candidates", false, 5},      {"tie_weights", false, 0, true},
+    {"scale_input", false, 0, true}, {"tie_word_embeddings", false, 0, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -316,6 +334,8 @@ static const struct {
     CLASS("ministral", ministral_defaults),
     CLASS("falcon_h1", falcon_h1_defaults),
     CLASS("longcat_flash", longcat_flash_defaults),
+    CLASS("medusa", medusa_defaults),
+    CLASS("mlp_speculator", mlp_speculator_defaults),
 };
 
 const class_default *config_class_defaults_more(const char *mt, size_t *n)

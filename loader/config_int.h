@@ -94,6 +94,14 @@ int config_parse_audio(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * (config_is_eagle3); the speculators format refused for any model (config_eagle.c). */
 bool config_is_eagle3(const char *arch);
 int config_parse_eagle(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* The drafts' keys (config_drafts.c): EAGLE's (config_parse_eagle, from root), Medusa's and an
+ * MLPSpeculator's (from lm, the view config_lm_view made of root); the view's readers of
+ * model_type medusa (MedusaConfig's renaming of *num*heads* / *num*layers*) and mlp_speculator
+ * (hidden_size as emb_dim before the class defaults; the loader's sizes after them). */
+int config_parse_drafts(json_t *root, json_t *lm, struct ckpt_config *c, wt_errbuf *err);
+int config_medusa_keys(json_t *v, wt_errbuf *err);
+int config_mlp_speculator_alias(json_t *v, wt_errbuf *err);
+int config_mlp_speculator_keys(json_t *v, wt_errbuf *err);
 /* Is root a Granite Speech config (model_type granite_speech)? Its encoder_config,
  * projector_config, window_size / downsample_rate and text_config's model_type (granite
  * when it has none; config_granite_speech.c, called by config_parse_audio). */

@@ -98,6 +98,11 @@ typedef struct ckpt_config {
 	 * eagle_config.use_aux_hidden_state (true when absent); 0 / -1 / false for other models */
 	int64_t draft_vocab_size, eagle_target_hidden;
 	bool eagle_aux;
+	/* Medusa drafts (MedusaModel; config_drafts.c): num_heads (0 for other models; the
+	 * truncated vocabulary is draft_vocab_size), original_lm_head, medusa_fc_bias; an
+	 * MLPSpeculator's tie_weights (false for other models) */
+	int64_t medusa_heads;
+	bool medusa_orig_lm_head, medusa_fc_bias, mlps_tied;
 	/* Falcon's LayerNorms (model_type falcon only; 0 otherwise): 1 one input_layernorm
 	 * before the parallel attention and MLP, 2 ln_attn and ln_mlp (new_decoder_architecture),
 	 * 3 input_layernorm and post_attention_layernorm (parallel_attn false: sequential) */

@@ -102,4 +102,5 @@ const sm_family shardmap_family_whisper = {
     .tie_default = true,
     .audio = true,
     .whisper = true,
+    .layers_key = "decoder_layers",
 };

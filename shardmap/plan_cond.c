@@ -129,6 +129,19 @@ static bool cfg_switch(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_IVLN:
 		*on = c->v_norm_ln;
 		return true;
+	case SM_C_MDFCB:
+		*on = c->medusa_fc_bias;
+		return true;
+	case SM_C_MDORIG:
+	case SM_C_MDHEADS:
+		*on = c->medusa_orig_lm_head == (cond == SM_C_MDORIG);
+		return true;
+	case SM_C_MDBLK:
+		*on = true;
+		return true;
+	case SM_C_MDTMAP:
+		*on = c->draft_vocab_size > 0 && c->draft_vocab_size < c->vocab_size;
+		return true;
 	default:
 		return false;
 	}
@@ -174,6 +187,10 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		return i > 0;
 	case SM_C_MBLATERB:
 		return i > 0 && x->cfg->mb_norm_bias;
+	case SM_C_MSTIE0:
+		return i == 0 || !x->cfg->mlps_tied;
+	case SM_C_MSTIE1:
+		return i <= 1 || !x->cfg->mlps_tied;
 	case SM_C_QFCROSS: /* qf_cross >= 1: the loader's minimum */
 		return x->cfg->qf_cross > 0 && i % x->cfg->qf_cross == 0;
 	case SM_C_Z2HYB:
@@ -189,6 +206,11 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 		           ? shardmap_nemotron_h_cond(x->cfg, r->cond, i)
 		           : other_cond(x, r->cond, i);
 	}
+}
+
+int64_t shardmap_j_count(const sm_ctx *x)
+{
+	return x->fam->j_count != NULL ? x->fam->j_count(x->cfg) : x->dm.n_layers;
 }
 
 const char *shardmap_vswitch(uint8_t cond, bool on)
@@ -221,6 +243,23 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	     "vision_config.vision_use_head true or absent (SiglipVisionTransformer's "
 	     "default: vLLM builds the pooling head)",
 	     "vision_config.vision_use_head is false (no pooling head)"},
+	    {SM_C_MDFCB, "medusa_fc_bias true",
+	     "medusa_fc_bias is false or absent (the blocks' Linears without biases)"},
+	    {SM_C_MDORIG,
+	     "original_lm_head true (one lm_head.weight, or lm_heads.0.weight, for "
+	     "every head)",
+	     "original_lm_head is false or absent (one lm_heads.N.weight a head)"},
+	    {SM_C_MDBLK,
+	     "num_heads and num_hidden_layers (a block of num_hidden_layers Linears for "
+	     "each of num_heads heads)",
+	     "num_heads"},
+	    {SM_C_MDHEADS,
+	     "original_lm_head false or absent (one lm_heads.N.weight for each of "
+	     "num_heads)",
+	     "original_lm_head is true (every head shares lm_head.weight: give it, or "
+	     "lm_heads.0.weight, alone)"},
+	    {SM_C_MDTMAP, "truncated_vocab_size below vocab_size (vLLM asserts a token_map then)",
+	     "truncated_vocab_size is vocab_size or absent (no token_map read)"},
 	    {SM_C_VPOOL, "vision_config.use_mean_pooling false",
 	     "vision_config.use_mean_pooling is true or absent (the final layernorm is an "
 	     "Identity)"},

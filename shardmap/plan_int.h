@@ -116,6 +116,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym);
  * rule's condition reads (NULL: none); the switch that asks for a conditional tensor when
  * true (a bias rule's, or use_qk_norm for q / k norms), or NULL. */
 bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i);
+/* How far {j} runs for a family with j_holds: its j_count, else num_hidden_layers. */
+int64_t shardmap_j_count(const sm_ctx *x);
 const char *shardmap_bias_key(const sm_family *f, uint8_t cond);
 const char *shardmap_switch_key(const sm_family *f, uint8_t cond);
 /* InternVL's vision_config switch behind cond (SM_C_VATTNB .. SM_C_VPOOL), as the config that

@@ -132,6 +132,8 @@ static const sm_family *const families[] = {
     &shardmap_family_llama_bidir_emb,
     &shardmap_family_llama_eagle3,
     &shardmap_family_llama_eagle,
+    &shardmap_family_medusa,
+    &shardmap_family_mlp_speculator,
     &shardmap_family_qwen2_rm,
     &shardmap_family_qwen2_prm,
     &shardmap_family_qwen3_omni_moe,

@@ -315,6 +315,19 @@ typedef enum {
 	                  true) */
 	SM_C_IVLN,     /* InternViT's vision_config.norm_type layer_norm (v_norm_ln; default
 	                  rms_norm) */
+	/* A Medusa draft's switches: medusa_fc_bias (the blocks' biases), original_lm_head (one
+	 * lm_head shared by the heads), not original_lm_head (lm_heads.{j}), truncated_vocab_size
+	 * below vocab_size (token_map); MDBLK always holds (the blocks: named num_heads and
+	 * num_hidden_layers when one is missing) */
+	SM_C_MDFCB,
+	SM_C_MDBLK,
+	SM_C_MDORIG,
+	SM_C_MDHEADS,
+	SM_C_MDTMAP,
+	/* An MLPSpeculator's stages {i} that hold their own emb / head / ln (MSTIE0: stage 0, or
+	 * every stage when tie_weights is false) and proj (MSTIE1: stages 0 and 1, or every one) */
+	SM_C_MSTIE0,
+	SM_C_MSTIE1,
 } sm_cond;
 
 enum {

@@ -259,6 +259,12 @@ typedef struct sm_family {
 	/* MiniCPM-V's resampler (MiniCPMVConfig): query's rows are the loader's mcv_query_num
 	 * (SM_D_QFQ, query_num) */
 	bool minicpmv;
+	/* The config.json key counting {i} of the rules without a block flag, named in refusals
+	 * (NULL: num_hidden_layers; Whisper: decoder_layers, an MLPSpeculator: n_predict) */
+	const char *layers_key;
+	/* Hook: how far {j} runs where j_holds is set (a Medusa draft's num_heads); NULL:
+	 * num_hidden_layers */
+	int64_t (*j_count)(const ckpt_config *cfg);
 } sm_family;
 
 /* Whether tensor t under rule r is family f's int_keep table in I64 (family_eagle.c). */
