@@ -378,6 +378,17 @@ typedef struct ckpt_config {
 	 * v_spatial_merge_size as 1 / ratio, vision_feature_layer to v_feature_layer (-1) */
 	bool v_attn_bias, v_qk_norm, v_norm_ln, v_mask_token, v_abs_pos, v_mean_pool;
 	char v_select[16];
+	/* Kimi-VL (KimiVLConfig, model_type kimi_vl; read for it only, config_kimi_vl.c): the
+	 * MoonViT tower's init_pos_emb_height / _width (the learned position table's rows and
+	 * columns, 64 x 64) and merge_kernel_size [kh, kw] (2 x 2: the projector is
+	 * VE x kh x kw wide); its sizes go to v_hidden_size, v_intermediate_size, v_num_layers,
+	 * v_num_attn_heads, v_patch_size with MoonViTConfig's defaults applied. kv_noaux:
+	 * text_config.topk_method is "noaux_tc" (vLLM's DeepseekV2MoE builds
+	 * gate.e_score_correction_bias then only) */
+	int64_t v_pos_h, v_pos_w, v_merge_h, v_merge_w;
+	bool kv_noaux;
+	int64_t kv_nextn; /* text_config.num_nextn_predict_layers (0 when absent: the MTP layers
+	                     DeepseekV2ForCausalLM.load_weights skips) */
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

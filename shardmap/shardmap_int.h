@@ -256,6 +256,12 @@ typedef struct sm_family {
 	 * tp_size tp (InternViT's qkv / proj: a plain nn.Linear when its heads do not divide
 	 * tp)? Checked beside keep_float. */
 	bool (*float_at_tp)(const ckpt_config *cfg, uint32_t tp, const char *cn);
+	/* Kimi-VL's MoonViT vision_config (the loader applies MoonViTConfig's defaults): width
+	 * hidden_size, MLP intermediate_size, blocks num_hidden_layers, heads
+	 * num_attention_heads (also sets vision_siglip and vision_gated: the same key names), the
+	 * position table init_pos_emb_height x init_pos_emb_width ([VPH], [VPW]), the projector
+	 * hidden_size x kh x kw wide ([VM], merge_kernel_size [kh, kw]) */
+	bool moonvit;
 } sm_family;
 
 /* Whether tensor t under rule r is family f's int_keep table in I64 (family_eagle.c). */
@@ -338,6 +344,9 @@ bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 /* Glm4MoeDecoderLayer's selection (also GLM-4.5V's and dots.llm1's): MoE from
  * first_k_dense_replace on. */
 bool shardmap_moe_glm4(const ckpt_config *cfg, int64_t i);
+/* DeepseekV2DecoderLayer's selection (DeepSeek-V2 / V3, Kimi-VL's language model): MoE when
+ * there are routed experts, from first_k_dense_replace on, every moe_layer_freq-th layer. */
+bool shardmap_moe_deepseek(const ckpt_config *cfg, int64_t i);
 
 /* ---------- mapper ---------- */
 
