@@ -105,12 +105,22 @@ static int64_t kv_layer(const char *cn)
 	return strtoll(cn + n, NULL, 10);
 }
 
+#define KV_BIAS ".mlp.gate.e_score_correction_bias"
+
+/* A correction bias under a topk_method other than noaux_tc (vLLM's DeepseekV2MoE builds none):
+ * listed as skipped, then refused by kv_extra naming topk_method. */
+static bool kv_stray_bias(const ckpt_config *c, const char *cn)
+{
+	size_t n = strlen(cn), b = strlen(KV_BIAS);
+	return !c->kv_noaux && kv_layer(cn) >= 0 && n > b && strcmp(cn + n - b, KV_BIAS) == 0;
+}
+
 /* A layer past num_hidden_layers: an MTP layer (num_nextn_predict_layers of them) is skipped
  * by DeepseekV2ForCausalLM.load_weights, so listed as skipped here; one past those is listed
  * too, then refused by kv_extra with the reason. */
 static bool kv_drop(const ckpt_config *c, const char *cn)
 {
-	return kv_layer(cn) >= c->num_hidden_layers;
+	return kv_layer(cn) >= c->num_hidden_layers || kv_stray_bias(c, cn);
 }
 
 /* The loader's Kimi-VL fields (model_type kimi_vl); MoonViT's head geometry; the MLA sizes. */
@@ -148,6 +158,14 @@ static int kv_extra(const ckpt *ck, const ckpt_config *c, wt_errbuf *err)
 	for (size_t k = 0; k < ckpt_n_tensors(ck); k++) {
 		const char *n = ckpt_tensor_at(ck, k)->name;
 		int64_t i = kv_layer(n);
+		if (i < c->num_hidden_layers && kv_stray_bias(c, n))
+			return wt_seterr(
+			    err, WT_EUNSUPPORTED,
+			    "tensor '%s': text_config.topk_method is not noaux_tc (greedy "
+			    "when absent), and vLLM's DeepseekV2MoE builds "
+			    "gate.e_score_correction_bias for noaux_tc only; give "
+			    "topk_method \"noaux_tc\" (Kimi-VL's) or remove the tensor",
+			    n);
 		if (i >= c->num_hidden_layers && i - c->num_hidden_layers >= c->kv_nextn)
 			return wt_seterr(
 			    err, WT_EUNSUPPORTED,

@@ -432,7 +432,7 @@ static void test_kv_refusals(void **state)
 	fx_refused(m, cfg_kv, WT_ENOTFOUND, "e_score_correction_bias", "model.layers.1.");
 	static const char gr[] =
 	    KV_CFG("", ",\"topk_method\":\"greedy\",\"num_nextn_predict_layers\":1", KV_VKEYS);
-	fx_refused(kv_model(), gr, WT_EUNSUPPORTED, "e_score_correction_bias", "kimi_vl");
+	fx_refused(kv_model(), gr, WT_EUNSUPPORTED, "e_score_correction_bias", "topk_method");
 #undef VK
 #undef VKW
 }
