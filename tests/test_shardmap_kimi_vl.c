@@ -6,9 +6,10 @@
  * position table and the final norm whole), the projector whole, the language model under
  * `language_model.` byte for byte the deepseek_v3 family's ranks of the same weights (TP 1 / 2 /
  * 4 / 8, TP 2 x EP 2, int8-channel TP 2, fp8-channel TP 4; topk_method greedy: the deepseek_v2
- * family's, no correction bias), the MTP layer skipped only within num_nextn_predict_layers,
- * int8-channel TP 2 (tower and projector BF16), coverage over TP 1..8 / EP, the config classes'
- * defaults and the refusals. Seed fixed and printed.
+ * family's, no correction bias; q_lora_rank null, Kimi-VL-A3B's: q_proj by heads), the MTP
+ * layer skipped only within num_nextn_predict_layers, int8-channel TP 2 (tower and projector
+ * BF16), coverage over TP 1..8 / EP, the config classes' defaults and the refusals. Seed fixed
+ * and printed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -116,11 +117,33 @@ static tm_model *lm_model(bool mtp, bool bias, char *v3, size_t cap)
 	return m;
 }
 
-/* The LM of lm_model under language_model., then MoonViT and the projector. */
-static tm_model *kv_model_lm(bool mtp, bool bias)
+/* lm_model's with q_lora_rank null (Kimi-VL-A3B's shape): each layer's q_a_proj,
+ * q_a_layernorm and q_b_proj replaced by q_proj [H x (nope + rope), hid]; v3 gets the config
+ * with q_lora_rank null. */
+static tm_model *lm_model_q(char *v3, size_t cap)
 {
-	char v3[1024];
-	tm_model *m = lm_model(mtp, bias, v3, sizeof(v3));
+	char c[1024];
+	tm_model *m = lm_model(true, true, c, sizeof(c));
+	static const char *const qa[] = {"q_a_proj.weight", "q_a_layernorm.weight",
+	                                 "q_b_proj.weight"};
+	for (int i = 0; i < 3; i++) {
+		char b[200];
+		for (size_t k = 0; k < 3; k++) {
+			snprintf(b, sizeof(b), "model.layers.%d.self_attn.%s", i, qa[k]);
+			tm_remove(m, b);
+		}
+		snprintf(b, sizeof(b), "model.layers.%d.self_attn.q_proj.weight", i);
+		tm_add2(m, b, 8 * 64, HID);
+	}
+	const char *q = strstr(c, "\"q_lora_rank\":128");
+	assert_non_null(q);
+	snprintf(v3, cap, "%.*s\"q_lora_rank\":null%s", (int)(q - c), c, q + 17);
+	return m;
+}
+
+/* LM m (model.*, lm_head.*) under language_model., then MoonViT and the projector. */
+static tm_model *kv_wrap(tm_model *m)
+{
 	for (size_t i = 0; i < m->n; i++) {
 		char b[sizeof(m->name[0]) + 16];
 		snprintf(b, sizeof(b), LMP "%s", m->name[i]);
@@ -129,6 +152,13 @@ static tm_model *kv_model_lm(bool mtp, bool bias)
 	}
 	add_tower(m, 2);
 	return m;
+}
+
+/* The LM of lm_model under language_model., then MoonViT and the projector. */
+static tm_model *kv_model_lm(bool mtp, bool bias)
+{
+	char v3[1024];
+	return kv_wrap(lm_model(mtp, bias, v3, sizeof(v3)));
 }
 
 static tm_model *kv_model(void)
@@ -235,6 +265,25 @@ static void test_kv_same_lm(void **state)
 		fx_same_layouts(kv_model_lm(false, false), NULL, cfg_greedy, t, v2, lays[k][0],
 		                lays[k][1], LMP);
 	}
+	/* q_lora_rank null (Kimi-VL-A3B's): q_proj by heads, as the deepseek_v3 family cuts it */
+	char kq[1400];
+	const char *q = strstr(cfg_kv, "\"q_lora_rank\":128");
+	assert_non_null(q);
+	snprintf(kq, sizeof(kq), "%.*s\"q_lora_rank\":null%s", (int)(q - cfg_kv), cfg_kv, q + 17);
+	for (size_t k = 0; k < 5; k++) {
+		char v3[1024], v3b[1024];
+		tm_model *t = lm_model_q(v3, sizeof(v3));
+		tm_model *m = kv_wrap(lm_model_q(v3b, sizeof(v3b)));
+		fx_same_layouts(m, NULL, kq, t, v3, lays[k][0], lays[k][1], LMP);
+	}
+	char unused[1024];
+	fx f;
+	fx_open(&f, kv_wrap(lm_model_q(unused, sizeof(unused))), kq, 4, 1, 0, true);
+	const char *qp = LMP "model.layers.1.self_attn.q_proj.weight";
+	shp(&f, 2, qp, 2, 128, HID, 0);
+	rows_at(&f, 2, qp, 0, qp, 256, 128);
+	assert_true(tm_ix(f.p, 2, LMP "model.layers.1.self_attn.q_a_proj.weight") < 0);
+	fx_close(&f);
 }
 
 static const char *const kv_keep[] = {VT "encoder.blocks.1.wqkv.weight",
