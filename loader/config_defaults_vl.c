@@ -37,6 +37,15 @@
  * vision_config absent or null is the class's whole default (Qwen2VLConfig builds it so).
  * OpenCUA's (model_type opencua: vLLM's OpenCUAConfig builds Qwen2_5_VLVisionConfig of its
  * vision_config, the class's whole default when absent) takes Qwen2.5-VL's vision defaults.
+ *
+ * Kimi-VL's text_config (class "kimi_vl:deepseek_v2": vLLM's KimiVLConfig builds
+ * DeepseekV2Config(**text_config), transformers 4.57.1's defaults): vocab_size 32000,
+ * hidden_size 4096, intermediate_size 11008, num_hidden_layers 32, num_attention_heads 32,
+ * max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000, moe_intermediate_size
+ * 1407, first_k_dense_replace 0, routed_scaling_factor 1.0, untied; q_lora_rank 1536,
+ * kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128,
+ * n_routed_experts 64 and n_shared_experts 2 only when absent (a null there is the class's
+ * None, kept: config_kimi_vl_text_keys; the planner refuses a null MLA size).
  */
 #include <stddef.h>
 #include <string.h>
@@ -68,6 +77,15 @@ static const class_default qwen2_5_vl_vision_defaults[] = {
     {"num_heads", false, 16}, {"out_hidden_size", false, 3584},
 };
 
+static const class_default kimi_vl_text_defaults[] = {
+    {"vocab_size", false, 32000},           {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008},    {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},     {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},           {"rope_theta", true, 10000.0},
+    {"moe_intermediate_size", false, 1407}, {"first_k_dense_replace", false, 0},
+    {"routed_scaling_factor", true, 1.0},   {"tie_word_embeddings", false, 0, true},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -82,6 +100,7 @@ static const struct {
     CLASS("qwen2_vl_text", qwen2_vl_text_defaults),
     CLASS("qwen2_5_vl", qwen2_vl_text_defaults),
     CLASS("qwen2_5_vl_text", qwen2_vl_text_defaults),
+    CLASS("kimi_vl:deepseek_v2", kimi_vl_text_defaults),
 };
 
 const class_default *config_class_defaults_vl(const char *mt, size_t *n)

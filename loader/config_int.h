@@ -76,6 +76,16 @@ bool config_is_minimax_vl(json_t *root);
 int config_parse_minimax_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* root with text_config laid over it and MiniMax-Text-01's keys renamed (the reference). */
 int config_minimax_vl_flat(json_t *root, wt_errbuf *err);
+/* Is root a Kimi-VL config (model_type kimi_vl)? Its vision_config with MoonViTConfig's
+ * defaults (v NULL or null: all of them), text_config required, its topk_method
+ * (config_kimi_vl.c). config_kimi_vl_text_keys: DeepseekV2Config's q_lora_rank /
+ * n_routed_experts / n_shared_experts when absent (a null is kept), over view v. */
+bool config_is_kimi_vl(json_t *root);
+int config_parse_kimi_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+int config_kimi_vl_text_keys(json_t *v, wt_errbuf *err);
+/* A kimi_vl root without a text_config object: WT_ECORRUPT (checked before its view is read:
+ * the top level has none of the language model's sizes). */
+int config_kimi_vl_need_text(json_t *root, wt_errbuf *err);
 /* Is root a Cohere2Vision config (model_type cohere2_vision)? Its downsample_factor,
  * alignment_intermediate_size, text_config's model_type (config_llava.c). */
 bool config_is_cohere2_vision(json_t *root);

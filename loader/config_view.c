@@ -144,6 +144,10 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		       : strcmp(tmt, "qwen3") == 0 ? "minicpmv:qwen3"
 		                                   : "minicpmv:llama";
 	}
+	if (overlay && mt != NULL && strcmp(mt, "kimi_vl") == 0)
+		/* vLLM's KimiVLConfig builds DeepseekV2Config(**text_config) whatever its
+		 * model_type says (Kimi-VL's: deepseek_v3) */
+		return "kimi_vl:deepseek_v2";
 	if (overlay && mt != NULL && strcmp(mt, "opencua") == 0)
 		/* vLLM's OpenCUAConfig builds Qwen2Config(**text_config) whatever its model_type
 		 * says: Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
@@ -176,6 +180,7 @@ static const char *const tie_by_text[] = {
     "blip-2",         "aria",       "voxtral",          "mllama",         "qwen2_5_omni",
     "qwen3_omni_moe", "opencua",    "internvl_chat",    "h2ovl_chat",     "skywork_chat",
     "deepseek_vl_v2",
+    "kimi_vl",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of
@@ -243,6 +248,7 @@ static const key_reader keys_before[] = {
     {"afmoe", config_afmoe_keys},
     {"deepseek", config_deepseek_keys},
     {"deepseek_v32", config_deepseek_v32_keys},
+    {"kimi_vl:deepseek_v2", config_kimi_vl_text_keys},
     {"step3_text", config_step3_text_keys},
     {"PanguEmbedded", config_pangu_dense_keys},
     {"pangu_ultra_moe", config_pangu_moe_keys},
@@ -319,6 +325,9 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	if (tc != NULL && !json_is_null(tc) && !json_is_object(tc))
 		return wt_seterr(err, WT_ECORRUPT, "config.json: 'text_config' is not an object");
 	bool overlay = json_is_object(tc);
+	int rv = config_kimi_vl_need_text(root, err);
+	if (rv != WT_OK)
+		return rv;
 	const char *mt = lm_class(root, tc, overlay);
 	size_t nd = 0;
 	/* StableLM Epoch, DeepSeek-V3.2 and GteConfig have no defaults table
@@ -338,7 +347,7 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		json_decref(v);
 		return wt_seterr(err, WT_ENOMEM, "config.json: out of memory");
 	}
-	int rv = class_keys(v, mt, fill, err);
+	rv = class_keys(v, mt, fill, err);
 	if (rv != WT_OK) {
 		json_decref(v);
 		return rv;

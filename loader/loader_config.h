@@ -390,6 +390,17 @@ typedef struct ckpt_config {
 	 * v_num_layers then holds) */
 	int64_t mcv_version, mcv_query_num;
 	bool mcv_drop_last;
+	/* Kimi-VL (KimiVLConfig, model_type kimi_vl; read for it only, config_kimi_vl.c): the
+	 * MoonViT tower's init_pos_emb_height / _width (the learned position table's rows and
+	 * columns, 64 x 64) and merge_kernel_size [kh, kw] (2 x 2: the projector is
+	 * VE x kh x kw wide); its sizes go to v_hidden_size, v_intermediate_size, v_num_layers,
+	 * v_num_attn_heads, v_patch_size with MoonViTConfig's defaults applied. kv_noaux:
+	 * text_config.topk_method is "noaux_tc" (vLLM's DeepseekV2MoE builds
+	 * gate.e_score_correction_bias then only) */
+	int64_t v_pos_h, v_pos_w, v_merge_h, v_merge_w;
+	bool kv_noaux;
+	int64_t kv_nextn; /* text_config.num_nextn_predict_layers (0 when absent: the MTP layers
+	                     DeepseekV2ForCausalLM.load_weights skips) */
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

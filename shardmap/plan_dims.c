@@ -68,6 +68,8 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"vision_config.projector_input_dim", c->v_proj_in_dim},
 	    {"vision_config.projector_output_dim", c->v_proj_out_dim},
 	    {"vision_config.num_position_embeddings", c->v_num_pos},
+	    {"vision_config.init_pos_emb_height", c->v_pos_h},
+	    {"vision_config.init_pos_emb_width", c->v_pos_w},
 	    {"vision_config.num_global_layers", c->ml_global_layers},
 	    {"vision_config.max_num_tiles", c->ml_max_tiles},
 	    {"linear_num_key_heads", c->lin_num_k_heads},
@@ -195,6 +197,20 @@ static void qwen3_vl_dims(const ckpt_config *c, sm_dims *d)
  * each block's gated MLP out_hidden_size wide ([VI], as the merger's proj), the merger's
  * gated MLP intermediate_size wide ([VM]), the downsample's output out_hidden_size
  * ([VOD]), (image_size // patch_size)^2 learned positions. */
+/* Kimi-VL's MoonViT (the loader applied MoonViTConfig's defaults): its position table
+ * [init_pos_emb_height, init_pos_emb_width, VE], the projector VE x kh x kw wide (each at most
+ * SM_DIM_MAX, kh and kw at most 64: no overflow). */
+static void moonvit_dims(const ckpt_config *c, sm_dims *d)
+{
+	d->vis_depth = c->v_num_layers;
+	d->vis_heads = c->v_num_attn_heads;
+	d->vis_embed = c->v_hidden_size;
+	d->vis_inter = c->v_intermediate_size;
+	d->vis_patch = c->v_patch_size;
+	d->vis_pos_h = c->v_pos_h;
+	d->vis_pos_w = c->v_pos_w;
+}
+
 static void glm4v_dims(const ckpt_config *c, sm_dims *d)
 {
 	d->vis_depth = c->v_depth > 0 ? c->v_depth : SM_G4V_DEPTH;
@@ -383,6 +399,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		qwen3_vl_dims(c, d);
 	else if (x->fam->glm4v)
 		glm4v_dims(c, d);
+	else if (x->fam->moonvit)
+		moonvit_dims(c, d);
 	else if (x->fam->pixtral) {
 		vit_class_dims(c, &shardmap_vis_pixtral, 0, d);
 		d->vis_positions = 0; /* 2-D RoPE: no learned positions */
@@ -416,6 +434,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 	if (x->fam->glm4v) /* the merger's MLP, not embed x merge^2 */
 		d->vis_merged = c->v_intermediate_size > 0 ? c->v_intermediate_size : SM_G4V_INTER;
 	d->vis_merge = c->v_spatial_merge_size;
+	if (x->fam->moonvit) /* merge_kernel_size [kh, kw], each at most 64 */
+		d->vis_merged = d->vis_embed * c->v_merge_h * c->v_merge_w;
 	if (x->fam->aya_vision) { /* at most SM_DIM_MAX: no overflow */
 		d->vis_proj_in = c->v_proj_in_dim > 0 ? c->v_proj_in_dim : c->hidden_size;
 		d->vis_proj_out = d->vis_proj_in / 2;

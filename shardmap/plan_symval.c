@@ -124,6 +124,10 @@ static int64_t vision_dim_value(const sm_dims *d, int sym)
 		return d->vis_out;
 	case SM_D_VMS:
 		return d->vis_merge;
+	case SM_D_VPH:
+		return d->vis_pos_h;
+	case SM_D_VPW:
+		return d->vis_pos_w;
 	default:
 		return -1;
 	}
@@ -313,6 +317,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 	case SM_D_VPO:
 	case SM_D_VOD:
 	case SM_D_VMS:
+	case SM_D_VPH:
+	case SM_D_VPW:
 		return vision_dim_value(d, sym);
 	case SM_D_AE:
 	case SM_D_AI:

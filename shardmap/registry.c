@@ -64,6 +64,7 @@ static const sm_family *const families[] = {
     &shardmap_family_jais2,
     &shardmap_family_minimax,
     &shardmap_family_minimax_vl_01,
+    &shardmap_family_kimi_vl,
     &shardmap_family_phi3v,
     &shardmap_family_jamba,
     &shardmap_family_gpt_neox,

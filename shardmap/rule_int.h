@@ -202,6 +202,9 @@ typedef enum {
 	SM_D_HID2,  /* 2 * hidden_size: an EAGLE-3 draft's layer-0 q/k/v columns [embeds; hidden] */
 	SM_D_EFC,   /* 3 * target_hidden_size (hidden_size when absent): EAGLE-3's fc columns */
 	SM_D_DV,    /* draft_vocab_size (vocab_size when absent): EAGLE-3's lm_head rows */
+	/* Kimi-VL's MoonViT: init_pos_emb_height / _width (patch_embed.pos_emb [h, w, VE]) */
+	SM_D_VPH,
+	SM_D_VPW,
 	SM_D_COUNT_
 } sm_dim;
 

@@ -265,6 +265,12 @@ typedef struct sm_family {
 	/* Hook: how far {j} runs where j_holds is set (a Medusa draft's num_heads); NULL:
 	 * num_hidden_layers */
 	int64_t (*j_count)(const ckpt_config *cfg);
+	/* Kimi-VL's MoonViT vision_config (the loader applies MoonViTConfig's defaults): width
+	 * hidden_size, MLP intermediate_size, blocks num_hidden_layers, heads
+	 * num_attention_heads (also sets vision_siglip and vision_gated: the same key names), the
+	 * position table init_pos_emb_height x init_pos_emb_width ([VPH], [VPW]), the projector
+	 * hidden_size x kh x kw wide ([VM], merge_kernel_size [kh, kw]) */
+	bool moonvit;
 } sm_family;
 
 /* Whether tensor t under rule r is family f's int_keep table in I64 (family_eagle.c). */
@@ -347,8 +353,9 @@ bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 /* Glm4MoeDecoderLayer's selection (also GLM-4.5V's and dots.llm1's): MoE from
  * first_k_dense_replace on. */
 bool shardmap_moe_glm4(const ckpt_config *cfg, int64_t i);
-/* DeepseekV2DecoderLayer's selection (DeepSeek-V2 / V3, DeepSeek-MoE, DeepSeek-VL2's language
- * model): MoE from first_k_dense_replace on, every moe_layer_freq-th layer. */
+/* DeepseekV2DecoderLayer's selection (DeepSeek-V2 / V3, DeepSeek-MoE, the language models of
+ * DeepSeek-VL2 and Kimi-VL): MoE when there are routed experts, from first_k_dense_replace on,
+ * every moe_layer_freq-th layer. */
 bool shardmap_moe_deepseek(const ckpt_config *cfg, int64_t i);
 
 /* ---------- mapper ---------- */
