@@ -98,6 +98,9 @@ typedef struct ckpt_config {
 	 * eagle_config.use_aux_hidden_state (true when absent); 0 / -1 / false for other models */
 	int64_t draft_vocab_size, eagle_target_hidden;
 	bool eagle_aux;
+	/* MTP drafts (DeepSeekMTPModel; config_mtp.c): num_nextn_predict_layers, the MTP layers
+	 * (>= 1: vLLM's n_predict); 0 for other models */
+	int64_t mtp_layers;
 	/* Falcon's LayerNorms (model_type falcon only; 0 otherwise): 1 one input_layernorm
 	 * before the parallel attention and MLP, 2 ln_attn and ln_mlp (new_decoder_architecture),
 	 * 3 input_layernorm and post_attention_layernorm (parallel_attn false: sequential) */

@@ -93,7 +93,7 @@ static const sm_rule deepseek_moe_rules[] = {
 };
 
 /* MoE from first_k_dense_replace on, every moe_layer_freq-th layer. */
-static bool deepseek_moe(const ckpt_config *cfg, int64_t i)
+bool shardmap_moe_deepseek(const ckpt_config *cfg, int64_t i)
 {
 	if (cfg->num_experts <= 0)
 		return false;
@@ -148,8 +148,8 @@ static const char *const deepseek_moe_archs[] = {"DeepseekForCausalLM", NULL};
 static const char *const mistral_large3_archs[] = {"MistralLarge3ForCausalLM", NULL};
 
 const sm_family shardmap_family_deepseek_v3 = {
-    "deepseek_v3", deepseek_archs, deepseek_rules, SM_NRULES(deepseek_rules),
-    deepseek_moe,  true,           "model.layers."};
+    "deepseek_v3",         deepseek_archs, deepseek_rules, SM_NRULES(deepseek_rules),
+    shardmap_moe_deepseek, true,           "model.layers."};
 /* vLLM's Indexer projects q_a_proj's output (wq_b over q_lora_rank): a V3.2 without
  * q_lora_rank cannot be built. */
 static int deepseek_v32_check(const ckpt_config *c, wt_errbuf *err)
@@ -170,14 +170,19 @@ const sm_family shardmap_family_deepseek_v32 = {
     .archs = deepseek_v32_archs,
     .rules = deepseek_v32_rules,
     .n_rules = SM_NRULES(deepseek_v32_rules),
-    .layer_is_moe = deepseek_moe,
+    .layer_is_moe = shardmap_moe_deepseek,
     .drop_extra_layers = true,
     .layer_prefix = "model.layers.",
     .check = deepseek_v32_check,
 };
 const sm_family shardmap_family_deepseek_v2 = {
-    "deepseek_v2", deepseek_v2_archs, deepseek_v2_rules, SM_NRULES(deepseek_v2_rules), deepseek_moe,
-    false,         "model.layers."};
+    .name = "deepseek_v2",
+    .archs = deepseek_v2_archs,
+    .rules = deepseek_v2_rules,
+    .n_rules = SM_NRULES(deepseek_v2_rules),
+    .layer_is_moe = shardmap_moe_deepseek,
+    .layer_prefix = "model.layers.",
+};
 /* GLM-4.5's MTP layers (num_nextn_predict_layers; model.layers.92.* in GLM-4.5,
  * .46.* in GLM-4.5-Air) are dropped as V3's. */
 const sm_family shardmap_family_glm4_moe = {
@@ -208,7 +213,7 @@ const sm_family shardmap_family_deepseek = {
     .archs = deepseek_moe_archs,
     .rules = deepseek_moe_rules,
     .n_rules = SM_NRULES(deepseek_moe_rules),
-    .layer_is_moe = deepseek_moe,
+    .layer_is_moe = shardmap_moe_deepseek,
     .layer_prefix = "model.layers.",
     .check = deepseek_moe_check,
     .moe_keys = "first_k_dense_replace, moe_layer_freq",
@@ -222,6 +227,6 @@ const sm_family shardmap_family_mistral_large3 = {
     .archs = mistral_large3_archs,
     .rules = deepseek_v2_rules,
     .n_rules = SM_NRULES(deepseek_v2_rules),
-    .layer_is_moe = deepseek_moe,
+    .layer_is_moe = shardmap_moe_deepseek,
     .layer_prefix = "model.layers.",
 };

@@ -256,7 +256,17 @@ typedef struct sm_family {
 	 * tp_size tp (InternViT's qkv / proj: a plain nn.Linear when its heads do not divide
 	 * tp)? Checked beside keep_float. */
 	bool (*float_at_tp)(const ckpt_config *cfg, uint32_t tp, const char *cn);
+	/* An MTP draft (DeepSeekMTPModel, Glm4MoeMTPModel: family_mtp.c): {i} runs over the
+	 * layers num_hidden_layers .. + num_nextn_predict_layers - 1 only (the config's
+	 * mtp_layers), and a runtime name of such a layer gets vLLM's _rewrite_spec_layer_name
+	 * (shardmap_mtp_rename: the decoder layer's tensors under mtp_block.) */
+	bool mtp;
 } sm_family;
+
+/* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
+ * model.layers.N.X, X not enorm / hnorm / eh_proj / shared_head / embed_tokens becomes
+ * mtp_block.X. False when the result does not fit (family_mtp.c). */
+bool shardmap_mtp_rename(char *buf, size_t cap);
 
 /* Whether tensor t under rule r is family f's int_keep table in I64 (family_eagle.c). */
 bool shardmap_int_kept(const sm_family *f, const sm_rule *r, const ckpt_tensor *t);
@@ -338,6 +348,9 @@ bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 /* Glm4MoeDecoderLayer's selection (also GLM-4.5V's and dots.llm1's): MoE from
  * first_k_dense_replace on. */
 bool shardmap_moe_glm4(const ckpt_config *cfg, int64_t i);
+/* DeepseekV2DecoderLayer's MoE layers: from first_k_dense_replace on, every moe_layer_freq-th
+ * (family_deepseek.c; the deepseek families' and the DeepSeek MTP draft's layer_is_moe). */
+bool shardmap_moe_deepseek(const ckpt_config *cfg, int64_t i);
 
 /* ---------- mapper ---------- */
 
