@@ -22,6 +22,7 @@
 #define SEED 0x5eed0317ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_mtp.h"
 
 /* tm_deepseek's V3: hid 256, V 1000, layers 0 (dense) and 1 (MoE), layer 2 the MTP layer. */
 #define HID 256
@@ -29,18 +30,13 @@
 #define L2  "model.layers.2."
 #define MB2 "model.layers.2.mtp_block."
 
+static const mtp_dims D = {HID, V, 1024};
+
 /* cfg: V3's (v3) named DeepSeekMTPModel with num_nextn_predict_layers `n` (NULL: none) and
  * `keys` appended. */
-static void mtp_cfg(char *out, size_t cap, const char *v3, const char *n, const char *keys)
+static void ds_mtp_cfg(char *out, size_t cap, const char *v3, const char *n, const char *keys)
 {
-	const char *a = strstr(v3, "DeepseekV3ForCausalLM");
-	assert_non_null(a);
-	size_t len = strlen(v3);
-	char nk[64] = "";
-	if (n != NULL)
-		snprintf(nk, sizeof(nk), ",\"num_nextn_predict_layers\":%s", n);
-	snprintf(out, cap, "%.*sDeepSeekMTPModel%.*s%s%s}", (int)(a - v3), v3,
-	         (int)(v3 + len - 1 - (a + 21)), a + 21, nk, keys);
+	mtp_cfg(out, cap, v3, "DeepseekV3ForCausalLM", "DeepSeekMTPModel", n, keys);
 }
 
 /* A DeepSeek-V3 MoE decoder layer i (tm_deepseek's layer 1 sizes), BF16. */
@@ -77,31 +73,17 @@ enum {
 	MT_EH_F8 = 1 << 2,  /* eh_proj as tm_deepseek stores it (FP8 in an FP8 model) */
 };
 
-/* layer i's MTP modules (eh_proj BF16 unless kept as tm_deepseek made it) */
+/* layer i's MTP modules: tm_deepseek's FP8 eh_proj replaced by a BF16 one unless kept */
 static void mtp_own(tm_model *m, int i, int fl)
 {
-	char b[200];
-	static const char *const norms[] = {"enorm.weight", "hnorm.weight",
-	                                    "shared_head.norm.weight"};
-	for (size_t k = 0; k < 3; k++) {
-		tm_fmt(b, sizeof(b), TM_L, i, norms[k]);
-		if (tm_find(m, b) < 0)
-			tm_add2(m, b, HID, 0);
-	}
+	char b[200], sc[200];
 	tm_fmt(b, sizeof(b), TM_L, i, "eh_proj.weight");
-	if (tm_find(m, b) >= 0 && !(fl & MT_EH_F8)) {
+	tm_fmt(sc, sizeof(sc), TM_L, i, "eh_proj.weight_scale_inv");
+	if (tm_find(m, sc) >= 0 && !(fl & MT_EH_F8)) {
 		tm_remove(m, b);
-		tm_fmt(b, sizeof(b), TM_L, i, "eh_proj.weight_scale_inv");
-		tm_remove(m, b);
-		tm_fmt(b, sizeof(b), TM_L, i, "eh_proj.weight");
+		tm_remove(m, sc);
 	}
-	if (tm_find(m, b) < 0)
-		tm_add2(m, b, HID, 2 * HID);
-	tm_fmt(b, sizeof(b), TM_L, i, "shared_head.head.weight");
-	tm_add2(m, b, V, HID);
-	tm_fmt(b, sizeof(b), TM_L, i, "embed_tokens.weight");
-	if (!(i == 2 && (fl & MT_NO_EMB)))
-		tm_add2(m, b, V, HID);
+	mtp_own_add(m, i, &D, !(i == 2 && (fl & MT_NO_EMB)));
 }
 
 /* DeepSeek-V3's release as tm_deepseek builds it (fp8: FP8 block), its MTP layer 2 whole, with
@@ -110,7 +92,7 @@ static tm_model *tm_mtp(int fp8, int fl, const char *n, const char *keys, char *
 {
 	char v3[1024];
 	tm_model *m = tm_deepseek(SEED, fp8, v3, sizeof(v3));
-	mtp_cfg(cfg, cap, v3, n, keys);
+	ds_mtp_cfg(cfg, cap, v3, n, keys);
 	mtp_own(m, 2, fl);
 	if (fl & MT_TWO) {
 		ds_moe_layer(m, 3);
@@ -143,61 +125,6 @@ static tm_model *tm_v3_of(char *cfg, size_t cap, int fp8)
 	return m;
 }
 
-/* Rank r of the MTP draft (a) holds, under model.layers.2.mtp_block., every tensor of layer 2
- * of rank r of V3 (b) byte for byte, and besides them its `own` tensors. */
-static void block_same(const fx *a, const fx *b, uint32_t r, size_t own)
-{
-	size_t nb = shardmap_rank_n_tensors(b->p, r), n2 = 0;
-	for (size_t i = 0; i < nb; i++) {
-		const sm_out_info *u = shardmap_rank_tensor(b->p, r, i);
-		if (strncmp(u->name, L2, strlen(L2)) != 0)
-			continue;
-		char n[200];
-		snprintf(n, sizeof(n), "%s%s", MB2, u->name + strlen(L2));
-		const sm_out_info *t = info(a, r, n);
-		assert_int_equal(t->dtype, u->dtype);
-		assert_int_equal(t->ndim, u->ndim);
-		assert_memory_equal(t->shape, u->shape, sizeof(u->shape[0]) * (size_t)u->ndim);
-		assert_int_equal(t->nbytes, u->nbytes);
-		if (memcmp(out_bytes(a, r, n), b->pr->b[r][i], u->nbytes) != 0)
-			fail_msg("rank %u '%s' differs from V3's '%s'", r, n, u->name);
-		n2++;
-	}
-	assert_true(n2 > 10);
-	assert_int_equal(shardmap_rank_n_tensors(a->p, r), n2 + own);
-}
-
-/* Rank r (tp_rank r % T) of a vocabulary table t: its Vp / T padded rows (Vp 1024) of the
- * checkpoint's src [V, hid] (BF16), zeros past V. */
-static void vocab_at(const fx *f, uint32_t r, uint32_t T, const char *t, const char *src)
-{
-	int64_t vl = 1024 / T, from = (int64_t)(r % T) * vl;
-	int64_t n = from + vl > V ? (V > from ? V - from : 0) : vl;
-	shp(f, r, t, 2, vl, HID, 0);
-	if (n > 0)
-		rows_at(f, r, t, 0, src, from, n);
-	const uint16_t *e = (const uint16_t *)(const void *)out_bytes(f, r, t);
-	for (int64_t i = n * HID; i < vl * HID; i++)
-		assert_int_equal(e[i], 0);
-}
-
-/* Rank r of T's MTP modules of layer i: the norms and eh_proj whole, shared_head.head by padded
- * vocabulary rows (Vp 1024). */
-static void own_is(const fx *f, uint32_t r, uint32_t T, int i)
-{
-	static const char *const whole[] = {"enorm.weight", "hnorm.weight",
-	                                    "shared_head.norm.weight", "eh_proj.weight"};
-	char b[200];
-	for (size_t k = 0; k < 4; k++) {
-		tm_fmt(b, sizeof(b), TM_L, i, whole[k]);
-		repl(f, r, b);
-	}
-	tm_fmt(b, sizeof(b), TM_L, i, "eh_proj.weight");
-	shp(f, r, b, 2, HID, 2 * HID, 0);
-	tm_fmt(b, sizeof(b), TM_L, i, "shared_head.head.weight");
-	vocab_at(f, r, T, b, b);
-}
-
 /* What vLLM's load_weights skips: the layers below num_hidden_layers, the top-level tensors. */
 static const char *const skipped[] = {
     "model.embed_tokens.weight",
@@ -225,9 +152,10 @@ static void test_mtp_slices(void **state)
 		for (size_t s = 0; s < sizeof(skipped) / sizeof(skipped[0]); s++)
 			assert_true(fx_skipped(&f, skipped[s]));
 		for (uint32_t r = 0; r < T * lays[k][1]; r++) { /* tp_rank r % T */
-			block_same(&f, &g, r, 6);
-			own_is(&f, r, T, 2);
-			vocab_at(&f, r, T, "model.embed_tokens.weight", L2 "embed_tokens.weight");
+			mtp_block_same(&f, &g, r, 2, 6);
+			mtp_own_is(&f, r, T, 2, &D);
+			mtp_vocab_at(&f, r, T, &D, "model.embed_tokens.weight",
+			             L2 "embed_tokens.weight");
 			assert_true(tm_ix(f.p, r, L2 "embed_tokens.weight") < 0);
 			assert_true(tm_ix(f.p, r, MB2 "enorm.weight") < 0);
 		}
@@ -255,9 +183,9 @@ static void test_mtp_two_layers(void **state)
 	assert_true(fx_skipped(&f, "model.layers.4.enorm.weight"));
 	assert_false(fx_skipped(&f, "model.layers.2.embed_tokens.weight"));
 	for (uint32_t r = 0; r < 2; r++) {
-		own_is(&f, r, 2, 2);
-		own_is(&f, r, 2, 3);
-		vocab_at(&f, r, 2, "model.embed_tokens.weight", L2 "embed_tokens.weight");
+		mtp_own_is(&f, r, 2, 2, &D);
+		mtp_own_is(&f, r, 2, 3, &D);
+		mtp_vocab_at(&f, r, 2, &D, "model.embed_tokens.weight", L2 "embed_tokens.weight");
 		repl_from(&f, r, "model.layers.3.mtp_block.mlp.gate.weight",
 		          "model.layers.3.mlp.gate.weight");
 		cols_of(&f, r, 2, "model.layers.3.mtp_block.self_attn.o_proj.weight",
@@ -289,7 +217,7 @@ static void test_mtp_quant(void **state)
 	                256, 256, 128);
 	repl(&f, 1, L2 "eh_proj.weight");
 	assert_true(tm_ix(f.p, 1, L2 "eh_proj.weight_scale") < 0);
-	vocab_at(&f, 1, 2, L2 "shared_head.head.weight", L2 "shared_head.head.weight");
+	mtp_vocab_at(&f, 1, 2, &D, L2 "shared_head.head.weight", L2 "shared_head.head.weight");
 	fx_close(&f);
 	fx_open_quant(&f, tm_mtp(0, 0, "1", "", cfg, sizeof(cfg)), cfg, 4, WT_QUANT_FP8_CHANNEL,
 	              WT_BF16, FX_N(mtp_keep), FX_N(mtp_quant));
@@ -312,7 +240,7 @@ static void test_mtp_fp8_source(void **state)
 	fx_open_l(&f, tm_mtp(1, 0, "1", "", cfg, sizeof(cfg)), cfg, &l, true);
 	fx_open_l(&g, tm_v3_of(v3, sizeof(v3), 1), v3, &l, true);
 	for (uint32_t r = 0; r < 2; r++) {
-		block_same(&f, &g, r, 6);
+		mtp_block_same(&f, &g, r, 2, 6);
 		repl(&f, r, L2 "eh_proj.weight");
 		assert_int_equal(info(&f, r, MB2 "self_attn.kv_b_proj.weight")->dtype, WT_F8_E4M3);
 	}
@@ -359,17 +287,6 @@ static void test_mtp_rename(void **state)
 	assert_false(shardmap_mtp_rename(small, sizeof(small)));
 }
 
-/* Remove every tensor of m whose name starts with `prefix`. */
-static void tm_remove_prefix(tm_model *m, const char *prefix)
-{
-	for (size_t k = m->n; k-- > 0;)
-		if (strncmp(m->name[k], prefix, strlen(prefix)) == 0) {
-			char n[160];
-			snprintf(n, sizeof(n), "%s", m->name[k]);
-			tm_remove(m, n);
-		}
-}
-
 /* The loader's: num_nextn_predict_layers missing, null, 0, not an integer; V3.2's index_topk. */
 static void test_mtp_config_refusals(void **state)
 {
@@ -399,7 +316,7 @@ static void test_mtp_refusals(void **state)
 	(void)state;
 	char cfg[1200];
 	tm_model *m = tm_mtp(0, 0, "1", "", cfg, sizeof(cfg));
-	tm_remove_prefix(m, L2);
+	mtp_remove_prefix(m, L2);
 	fx_refused(m, cfg, WT_ENOTFOUND, "model.layers.2.*", "no MTP layer");
 	static const char *const need[] = {"enorm.weight",
 	                                   "hnorm.weight",
