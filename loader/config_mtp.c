@@ -14,7 +14,10 @@
  *   tie_word_embeddings        never read: shared_head.head is each  read as false
  *                              layer's own ParallelLMHead
  *
- * Every other key is DeepSeek-V3's (config.c, as for DeepseekV3ForCausalLM).
+ * Every other key is DeepSeek-V3's (config.c, as for DeepseekV3ForCausalLM). GLM-4.5 / 4.6's
+ * (Glm4MoeMTPModel: vLLM's speculative config renames a Glm4MoeForCausalLM config so, model_type
+ * glm4_moe_mtp; glm4_moe_mtp.py) alike: num_nextn_predict_layers required >= 1, untied, every
+ * other key Glm4MoeConfig's (model_type glm4_moe: its class defaults, config_defaults.c).
  */
 #include <string.h>
 
@@ -23,7 +26,8 @@
 
 static bool is_mtp(const char *arch)
 {
-	return arch != NULL && strcmp(arch, "DeepSeekMTPModel") == 0;
+	return arch != NULL &&
+	       (strcmp(arch, "DeepSeekMTPModel") == 0 || strcmp(arch, "Glm4MoeMTPModel") == 0);
 }
 
 int config_parse_mtp(json_t *root, ckpt_config *c, wt_errbuf *err)
@@ -37,12 +41,13 @@ int config_parse_mtp(json_t *root, ckpt_config *c, wt_errbuf *err)
 		    err, WT_ECORRUPT,
 		    "config.json: %s needs num_nextn_predict_layers (vLLM builds the "
 		    "MTP layers num_hidden_layers .. + num_nextn_predict_layers - 1 and "
-		    "has none without it); give the target's count (DeepSeek-V3: 1)",
+		    "has none without it); give the target's count (DeepSeek-V3, GLM-4.5: 1)",
 		    c->architecture);
 	int rv = config_get_int(root, "num_nextn_predict_layers", 0, 1, &c->mtp_layers, err);
 	if (rv != WT_OK)
 		return rv;
-	if (json_object_get(root, "index_topk") != NULL)
+	if (strcmp(c->architecture, "DeepSeekMTPModel") == 0 &&
+	    json_object_get(root, "index_topk") != NULL)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
 		    "config.json: index_topk makes this DeepSeek-V3.2, whose MTP layer "

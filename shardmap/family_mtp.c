@@ -17,6 +17,11 @@
  * is the decoder layer's (DeepseekV2DecoderLayer) under model.layers.N.mtp_block., cut as the
  * deepseek_v3 family cuts that layer (MLA, the MoE or dense MLP by first_k_dense_replace /
  * moe_layer_freq at index N, the same bytes).
+ *
+ * GLM-4.5 / 4.6's (Glm4MoeMTPModel: vLLM's speculative config renames a Glm4MoeForCausalLM
+ * config so; glm4_moe_mtp.py) is the same module around Glm4MoeDecoderLayer: the MTP layer's
+ * decoder layer cut as the glm4_moe family cuts it (q/k/v fused with their biases, q_norm /
+ * k_norm with use_qk_norm, V3's MoE rows from first_k_dense_replace on).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -45,6 +50,23 @@ static const sm_rule deepseek_mtp_rules[] = {
     MTP_RULES_OWN,
     SM_RULES_LNORM,
     SM_RULES_MLA("self_attn."),
+    DEEPSEEK_RULES_MOE,
+    SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
+};
+
+/* GLM-4.5 / 4.6's (Glm4MoeMTPModel, glm4_moe_mtp.py): the same MTP modules around
+ * Glm4MoeDecoderLayer, family_deepseek.c's glm4_moe rows without the top-level ones (q/k/v
+ * fused with their optional biases, o_proj by columns, q_norm / k_norm with use_qk_norm, V3's
+ * MoE rows). */
+#define MTP_ATT SM_LAYER "self_attn."
+static const sm_rule glm4_moe_mtp_rules[] = {
+    MTP_RULES_OWN,
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULE(MTP_ATT "q_norm.weight", MTP_ATT "q_norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_QKNORM,
+            0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULE(MTP_ATT "k_norm.weight", MTP_ATT "k_norm.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_QKNORM,
+            0, 1, SM_D_HD, SM_D_ANY),
     DEEPSEEK_RULES_MOE,
     SM_RULE_ROUTER("mlp.gate.e_score_correction_bias", 1, SM_D_E, SM_D_ANY),
 };
@@ -110,7 +132,7 @@ static int mtp_check(const ckpt_config *c, wt_errbuf *err)
 		    "config.json: an MTP draft (%s) needs num_nextn_predict_layers >= 1 "
 		    "(vLLM builds the MTP layers num_hidden_layers .. + "
 		    "num_nextn_predict_layers - 1); give the target's count "
-		    "(DeepSeek-V3: 1)",
+		    "(DeepSeek-V3, GLM-4.5: 1)",
 		    c->architecture ? c->architecture : "?");
 	return WT_OK;
 }
@@ -150,6 +172,7 @@ static int mtp_present(const ckpt *c, sm_layer_dims **out, wt_errbuf *err)
 }
 
 static const char *const deepseek_mtp_archs[] = {"DeepSeekMTPModel", NULL};
+static const char *const glm4_moe_mtp_archs[] = {"Glm4MoeMTPModel", NULL};
 
 const sm_family shardmap_family_deepseek_mtp = {
     .name = "deepseek_mtp",
@@ -157,6 +180,20 @@ const sm_family shardmap_family_deepseek_mtp = {
     .rules = deepseek_mtp_rules,
     .n_rules = SM_NRULES(deepseek_mtp_rules),
     .layer_is_moe = shardmap_moe_deepseek,
+    .layer_prefix = "model.layers.",
+    .drop_canon = mtp_drop,
+    .layer_dims = mtp_present,
+    .mtp = true,
+};
+
+/* GLM-4.5's MTP layer (model.layers.92.* in GLM-4.5, .46.* in GLM-4.5-Air): Glm4MoeDecoderLayer's
+ * MoE from first_k_dense_replace on. */
+const sm_family shardmap_family_glm4_moe_mtp = {
+    .name = "glm4_moe_mtp",
+    .archs = glm4_moe_mtp_archs,
+    .rules = glm4_moe_mtp_rules,
+    .n_rules = SM_NRULES(glm4_moe_mtp_rules),
+    .layer_is_moe = shardmap_moe_glm4,
     .layer_prefix = "model.layers.",
     .drop_canon = mtp_drop,
     .layer_dims = mtp_present,
