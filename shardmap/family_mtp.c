@@ -97,13 +97,16 @@ bool shardmap_mtp_rename(char *buf, size_t cap)
 	return true;
 }
 
-/* The index of layer model.layers.N. that cn names, or -1. */
+/* The index of layer model.layers.N. that cn names, or -1 (also for a leading zero: vLLM's
+ * startswith("model.layers.{N}.") matches none of its layers). */
 static int64_t mtp_layer(const char *cn)
 {
 	static const char lp[] = "model.layers.";
 	if (strncmp(cn, lp, sizeof(lp) - 1) != 0)
 		return -1;
 	const char *s = cn + sizeof(lp) - 1;
+	if (s[0] == '0' && s[1] >= '0' && s[1] <= '9')
+		return -1;
 	int64_t v = 0;
 	int n = 0;
 	for (; *s >= '0' && *s <= '9' && n < 10; s++, n++)

@@ -170,17 +170,19 @@ static void test_mtp_slices(void **state)
 
 /* num_nextn_predict_layers 2: layers 2 and 3 both cut (the second's decoder layer under
  * model.layers.3.mtp_block.), its embed_tokens skipped (vLLM loads the first MTP layer's only);
- * a layer past them (4) skipped as vLLM skips it. */
+ * a layer past them (4) and a name with a leading zero (03) skipped as vLLM skips them. */
 static void test_mtp_two_layers(void **state)
 {
 	(void)state;
 	char cfg[1200];
 	tm_model *m = tm_mtp(0, MT_TWO, "2", "", cfg, sizeof(cfg));
 	tm_add2(m, "model.layers.4.enorm.weight", HID, 0);
+	tm_add2(m, "model.layers.03.enorm.weight", HID, 0); /* no layer of vLLM's: skipped */
 	fx f;
 	fx_open(&f, m, cfg, 2, 1, 0, true);
 	assert_true(fx_skipped(&f, "model.layers.3.embed_tokens.weight"));
 	assert_true(fx_skipped(&f, "model.layers.4.enorm.weight"));
+	assert_true(fx_skipped(&f, "model.layers.03.enorm.weight"));
 	assert_false(fx_skipped(&f, "model.layers.2.embed_tokens.weight"));
 	for (uint32_t r = 0; r < 2; r++) {
 		mtp_own_is(&f, r, 2, 2, &D);
