@@ -645,7 +645,7 @@ static int parse_all(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (rv == WT_OK)
 		rv = config_parse_vision(root, c, err);
 	if (rv == WT_OK && (rv = config_parse_audio(root, c, err)) == WT_OK)
-		rv = config_parse_drafts(root, lm, c, err); /* the drafts: config_drafts.c */
+		rv = config_parse_drafts(root, lm, c, err); /* drafts: config_drafts.c, _mtp.c */
 	json_decref(lm);
 	return rv;
 }

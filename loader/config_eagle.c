@@ -118,6 +118,9 @@ int config_parse_eagle(json_t *root, ckpt_config *c, wt_errbuf *err)
 	c->draft_vocab_size = 0;
 	c->eagle_target_hidden = -1;
 	c->eagle_aux = false;
+	int rv = config_parse_mtp(root, c, err); /* the MTP drafts: config_mtp.c */
+	if (rv != WT_OK)
+		return rv;
 	if (json_object_get(root, "speculators_model_type") != NULL)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,

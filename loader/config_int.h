@@ -112,6 +112,10 @@ int config_parse_drafts(json_t *root, json_t *lm, struct ckpt_config *c, wt_errb
 int config_medusa_keys(json_t *v, wt_errbuf *err);
 int config_mlp_speculator_alias(json_t *v, wt_errbuf *err);
 int config_mlp_speculator_keys(json_t *v, wt_errbuf *err);
+/* An MTP draft's keys (DeepSeekMTPModel: num_nextn_predict_layers required >= 1, the
+ * V3.2 indexer refused, untied) when architectures[0] is one (config_mtp.c); called by
+ * config_parse_eagle, which reads every draft's keys. */
+int config_parse_mtp(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Granite Speech config (model_type granite_speech)? Its encoder_config,
  * projector_config, window_size / downsample_rate and text_config's model_type (granite
  * when it has none; config_granite_speech.c, called by config_parse_audio). */

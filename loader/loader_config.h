@@ -103,6 +103,9 @@ typedef struct ckpt_config {
 	 * MLPSpeculator's tie_weights (false for other models) */
 	int64_t medusa_heads;
 	bool medusa_orig_lm_head, medusa_fc_bias, mlps_tied;
+	/* MTP drafts (DeepSeekMTPModel; config_mtp.c): num_nextn_predict_layers, the MTP layers
+	 * (>= 1: vLLM's n_predict); 0 for other models */
+	int64_t mtp_layers;
 	/* Falcon's LayerNorms (model_type falcon only; 0 otherwise): 1 one input_layernorm
 	 * before the parallel attention and MLP, 2 ln_attn and ln_mlp (new_decoder_architecture),
 	 * 3 input_layernorm and post_attention_layernorm (parallel_attn false: sequential) */

@@ -175,10 +175,14 @@ const sm_family shardmap_family_deepseek_v32 = {
     .layer_prefix = "model.layers.",
     .check = deepseek_v32_check,
 };
-const sm_family shardmap_family_deepseek_v2 = {"deepseek_v2",         deepseek_v2_archs,
-                                               deepseek_v2_rules,     SM_NRULES(deepseek_v2_rules),
-                                               shardmap_moe_deepseek, false,
-                                               "model.layers."};
+const sm_family shardmap_family_deepseek_v2 = {
+    .name = "deepseek_v2",
+    .archs = deepseek_v2_archs,
+    .rules = deepseek_v2_rules,
+    .n_rules = SM_NRULES(deepseek_v2_rules),
+    .layer_is_moe = shardmap_moe_deepseek,
+    .layer_prefix = "model.layers.",
+};
 /* GLM-4.5's MTP layers (num_nextn_predict_layers; model.layers.92.* in GLM-4.5,
  * .46.* in GLM-4.5-Air) are dropped as V3's. */
 const sm_family shardmap_family_glm4_moe = {

@@ -302,7 +302,7 @@ static const char *block_key(const sm_ctx *x, const sm_rule *ru, int64_t *n)
 		                        : "projector_config.num_hidden_layers";
 	}
 	*n = x->dm.n_layers;
-	return x->fam->layers_key ? x->fam->layers_key : "num_hidden_layers";
+	return shardmap_layers_key(x->fam);
 }
 
 /* Rule ru matched block i (layer or vision block) and expert j of tensor t:
@@ -495,7 +495,7 @@ static int check_missing(const sm_ctx *x, wt_errbuf *err)
 		const char *bk = block_key(x, ru, &nb);
 		int64_t ni = li ? nb : 1;
 		int64_t nj = !lj ? 1 : f->j_holds ? shardmap_j_count(x) : x->dm.n_experts;
-		for (int64_t i = 0; i < ni; i++) {
+		for (int64_t i = li ? shardmap_block_lo(x, ru) : 0; i < ni; i++) {
 			if (!shardmap_cond_holds(x, ru, li ? i : 0) && li)
 				continue;
 			if (!li && !shardmap_cond_holds(x, ru, 0))

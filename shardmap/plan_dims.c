@@ -499,6 +499,11 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	else
 		d->shared_inter = 0; /* no shared experts */
 	d->n_layers = c->num_hidden_layers;
+	d->layer_lo = 0;
+	if (x->fam->mtp) { /* the MTP layers only: [L, L + num_nextn_predict_layers) */
+		d->layer_lo = c->num_hidden_layers;
+		d->n_layers = c->num_hidden_layers + c->mtp_layers;
+	}
 	d->q_lora_rank = c->q_lora_rank;
 	d->kv_lora_rank = c->kv_lora_rank;
 	d->qk_nope_dim = c->qk_nope_head_dim;
@@ -534,7 +539,8 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 		    " gives a head_dim of 0; such a model needs head_dim in its config",
 		    d->hidden, d->n_heads);
 	if ((x->fam == &shardmap_family_deepseek_v3 || x->fam == &shardmap_family_deepseek_v32 ||
-	     x->fam == &shardmap_family_mistral_large3) &&
+	     x->fam == &shardmap_family_mistral_large3 ||
+	     x->fam == &shardmap_family_deepseek_mtp) &&
 	    (d->kv_lora_rank <= 0 || d->qk_nope_dim <= 0 || d->qk_rope_dim <= 0 ||
 	     d->v_head_dim <= 0))
 		return wt_seterr(
@@ -558,4 +564,16 @@ int shardmap_vision_patch_err(int64_t image, int64_t patch, wt_errbuf *err)
 	                 "config.json: vision_config.image_size %" PRId64
 	                 " is below patch_size %" PRId64 " (no patch)",
 	                 image, patch);
+}
+
+int64_t shardmap_block_lo(const sm_ctx *x, const sm_rule *r)
+{
+	return r->flags & (SM_F_VIS | SM_F_DEEP | SM_F_QF) ? 0 : x->dm.layer_lo;
+}
+
+const char *shardmap_layers_key(const sm_family *f)
+{
+	return f->layers_key != NULL ? f->layers_key /* Whisper's, an MLPSpeculator's */
+	       : f->mtp              ? "num_hidden_layers + num_nextn_predict_layers"
+	                             : "num_hidden_layers";
 }

@@ -21,7 +21,8 @@ typedef struct sm_dims {
 	int64_t n_zero;       /* zero (identity) experts the router also scores (LongCat) */
 	int64_t moe_inter;    /* [Ie] moe_intermediate_size, else intermediate_size */
 	int64_t shared_inter; /* [ISH] shared-expert intermediate size (0 = none) */
-	int64_t n_layers;     /* [L] num_hidden_layers */
+	int64_t n_layers;     /* [L] num_hidden_layers (an MTP draft: + num_nextn_predict_layers) */
+	int64_t layer_lo;     /* the first layer {i} names: 0 (an MTP draft: num_hidden_layers) */
 	/* DeepSeek-V3 multi-head latent attention */
 	int64_t q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
 	int64_t n_sinks; /* openPangu's param_sink_number */
@@ -107,6 +108,10 @@ typedef struct sm_ctx {
 /* The dims of x from its config (plan_dims.c): x->dm filled, every config dim checked;
  * a dim out of range or missing where the family needs it is an error naming the key. */
 int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err);
+/* The first index {i} of rule r takes (an MTP draft's layers: num_hidden_layers; else 0) and the
+ * config.json key counting the layers, named in refusals (plan_dims.c). */
+int64_t shardmap_block_lo(const sm_ctx *x, const sm_rule *r);
+const char *shardmap_layers_key(const sm_family *f);
 /* The dims rule r's tensor at index i is cut by: x->dm, with layer i's own kv heads and MLP
  * width (fam->layer_dims) in *tmp when r is a layer's and the family has them. */
 const sm_dims *shardmap_layer_dm(const sm_ctx *x, const sm_rule *r, int64_t i, sm_dims *tmp);

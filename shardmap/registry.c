@@ -135,6 +135,8 @@ static const sm_family *const families[] = {
     &shardmap_family_llama_eagle,
     &shardmap_family_medusa,
     &shardmap_family_mlp_speculator,
+    &shardmap_family_deepseek_mtp,
+    &shardmap_family_glm4_moe_mtp,
     &shardmap_family_qwen2_rm,
     &shardmap_family_qwen2_prm,
     &shardmap_family_qwen3_omni_moe,
@@ -417,6 +419,8 @@ bool shardmap_expand_rt(const sm_family *f, bool alt, const char *pat, int64_t i
 	char tmp[512];
 	if (!shardmap_expand(pat, i, j, buf, cap))
 		return false;
+	if (f->mtp)
+		return shardmap_mtp_rename(buf, cap);
 	if (!f->alias_runtime)
 		return true;
 	const char *n = shardmap_alias_ckpt(f, alt, buf, tmp, sizeof(tmp));

@@ -271,7 +271,17 @@ typedef struct sm_family {
 	 * position table init_pos_emb_height x init_pos_emb_width ([VPH], [VPW]), the projector
 	 * hidden_size x kh x kw wide ([VM], merge_kernel_size [kh, kw]) */
 	bool moonvit;
+	/* An MTP draft (DeepSeekMTPModel, Glm4MoeMTPModel: family_mtp.c): {i} runs over the
+	 * layers num_hidden_layers .. + num_nextn_predict_layers - 1 only (the config's
+	 * mtp_layers), and a runtime name of such a layer gets vLLM's _rewrite_spec_layer_name
+	 * (shardmap_mtp_rename: the decoder layer's tensors under mtp_block.) */
+	bool mtp;
 } sm_family;
+
+/* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
+ * model.layers.N.X, X not enorm / hnorm / eh_proj / shared_head / embed_tokens becomes
+ * mtp_block.X. False when the result does not fit (family_mtp.c). */
+bool shardmap_mtp_rename(char *buf, size_t cap);
 
 /* Whether tensor t under rule r is family f's int_keep table in I64 (family_eagle.c). */
 bool shardmap_int_kept(const sm_family *f, const sm_rule *r, const ckpt_tensor *t);
@@ -354,8 +364,8 @@ bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
  * first_k_dense_replace on. */
 bool shardmap_moe_glm4(const ckpt_config *cfg, int64_t i);
 /* DeepseekV2DecoderLayer's selection (DeepSeek-V2 / V3, DeepSeek-MoE, the language models of
- * DeepSeek-VL2 and Kimi-VL): MoE when there are routed experts, from first_k_dense_replace on,
- * every moe_layer_freq-th layer. */
+ * DeepSeek-VL2 and Kimi-VL, the DeepSeek MTP draft): MoE when there are routed experts, from
+ * first_k_dense_replace on, every moe_layer_freq-th layer. */
 bool shardmap_moe_deepseek(const ckpt_config *cfg, int64_t i);
 
 /* ---------- mapper ---------- */
