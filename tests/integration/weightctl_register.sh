@@ -106,6 +106,25 @@ cmp -s "$T/mis1.safetensors" "$T/off1.safetensors" || fail "fetched mis differs 
 "$B/weightctl" shard --model-dir "$T/models/llama" --name mis --tp-size 2 --tp-rank 1 \
 	--out "$T/plain1.safetensors" >/dev/null 2>&1 || fail "shard"
 cmp -s "$T/mis1.safetensors" "$T/plain1.safetensors" && fail "the override did not reach the fetched shard"
+# the use it is for: a DeepSeek-V3 checkpoint's MTP draft served from the target's own
+# folder (vLLM's speculative config names it DeepSeekMTPModel), beside the target itself
+"$B/wt-mkckpt" --family deepseek_v3 --out "$T/ext/ds3" >/dev/null || fail "mkckpt deepseek_v3"
+W admin --endpoint "$EP" register --model ds3 --uri "file://$T/ext/ds3" || fail "register ds3"
+W admin --endpoint "$EP" register --model ds3-mtp --uri "file://$T/ext/ds3" \
+	--architecture DeepSeekMTPModel || fail "register ds3-mtp"
+W manifest --endpoint "$EP" --model ds3-mtp --tp-size 2 --tp-rank 1 || fail "manifest of ds3-mtp"
+grep -q "^model.layers.2.eh_proj.weight	" "$T/out" && grep -q "^model.layers.2.mtp_block.mlp.experts.w13_weight	" "$T/out" ||
+	fail "ds3-mtp's manifest lacks the MTP layer: $(head -5 "$T/out")"
+grep -q "^model.layers.0\." "$T/out" && fail "ds3-mtp's manifest holds a target layer"
+W manifest --endpoint "$EP" --model ds3 --tp-size 2 --tp-rank 1 || fail "manifest of ds3"
+grep -q "^model.layers.0\." "$T/out" && ! grep -q "^model.layers.2.eh_proj" "$T/out" || fail "ds3 is not the target"
+W fetch --endpoint "$EP" --model ds3-mtp --tp-size 2 --tp-rank 1 --out "$T/mtp1.safetensors" ||
+	fail "fetch ds3-mtp"
+"$B/weightctl" shard --model-dir "$T/ext/ds3" --name ds3-mtp --tp-size 2 --tp-rank 1 \
+	--architecture DeepSeekMTPModel --out "$T/mtpoff1.safetensors" >/dev/null 2>&1 || fail "shard ds3 --architecture"
+cmp -s "$T/mtp1.safetensors" "$T/mtpoff1.safetensors" || fail "fetched ds3-mtp differs from shard --architecture"
+W admin --endpoint "$EP" unregister --model ds3-mtp || fail "unregister ds3-mtp"
+W admin --endpoint "$EP" unregister --model ds3 || fail "unregister ds3"
 # a hand-edited line whose override is not canonical is skipped, naming it
 printf 'hand=%s\t{ "architectures": ["MistralForCausalLM"] }\n' "$LURI" >>"$T/cache/registered-models"
 
