@@ -375,14 +375,6 @@ static void test_dsvl2_coverage(void **state)
 		coverage(vl_model(k, NULL), cfg[k], 8, lays, 5);
 }
 
-static void parse(const char *json, ckpt_config *c)
-{
-	wt_errbuf err = {0};
-	int rv = ckpt_config_parse(json, strlen(json), c, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
-}
-
 /* The language model's pick (use_mla false: deepseek; MLA: deepseek_v2; noaux_tc:
  * deepseek_v3; use_mla absent: true), the tower's sizes (int(width x mlp_ratio)), the
  * projector's; VisionEncoderConfig's / MlpProjectorConfig's defaults; the tie from
@@ -393,7 +385,7 @@ static void test_dsvl2_config(void **state)
 	static const char *const want[] = {"deepseek", "deepseek_v2", "deepseek_v3"};
 	ckpt_config c;
 	for (int k = K_MHA; k <= K_V3; k++) {
-		parse(cfg[k], &c);
+		tm_parse(cfg[k], &c);
 		assert_string_equal(c.lm_model_type, want[k]);
 		assert_true(c.has_vision);
 		assert_int_equal(c.v_hidden_size, VE);
@@ -405,15 +397,15 @@ static void test_dsvl2_config(void **state)
 		assert_int_equal(c.hidden_size, HID);
 		ckpt_config_clear(&c);
 	}
-	parse(CFG(LM_KEYS MLA_DIMS), &c); /* use_mla and topk_method absent: true, greedy */
+	tm_parse(CFG(LM_KEYS MLA_DIMS), &c); /* use_mla and topk_method absent: true, greedy */
 	assert_string_equal(c.lm_model_type, "deepseek_v2");
 	ckpt_config_clear(&c);
-	parse(CFG_ALL("deepseek_vl_v2", "\"tile_tag\":\"2D\",\"tie_word_embeddings\":true,",
-	              "\"hidden_size\":2048,\"num_attention_heads\":16,\"vocab_size\":1000,"
-	              "\"num_hidden_layers\":1,\"intermediate_size\":256" MLA_DIMS,
-	              "\"vision_config\":{\"model_name\":\"siglip_so400m_patch14_384\"}",
-	              "\"projector_config\":{\"input_dim\":1024}"),
-	      &c);
+	tm_parse(CFG_ALL("deepseek_vl_v2", "\"tile_tag\":\"2D\",\"tie_word_embeddings\":true,",
+	                 "\"hidden_size\":2048,\"num_attention_heads\":16,\"vocab_size\":1000,"
+	                 "\"num_hidden_layers\":1,\"intermediate_size\":256" MLA_DIMS,
+	                 "\"vision_config\":{\"model_name\":\"siglip_so400m_patch14_384\"}",
+	                 "\"projector_config\":{\"input_dim\":1024}"),
+	         &c);
 	assert_int_equal(c.v_hidden_size, 1024);
 	assert_int_equal(c.v_num_layers, 24);
 	assert_int_equal(c.v_num_attn_heads, 16);

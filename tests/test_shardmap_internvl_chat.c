@@ -474,14 +474,6 @@ static void test_ivc_switches(void **state)
 	fx_refused(ivc_model(true, 2, O_NOQKN), cfg_il, WT_ENOTFOUND, "q_norm", "qk_normalization");
 }
 
-static void parse(const char *json, ckpt_config *c)
-{
-	wt_errbuf err = {0};
-	int rv = ckpt_config_parse(json, strlen(json), c, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
-}
-
 /* InternVisionConfig's defaults (an empty vision_config), InternVLChatConfig's select_layer and
  * downsample_ratio, the LM class's defaults (InternLM2Config's vocab_size), the tie from
  * llm_config alone. */
@@ -489,10 +481,11 @@ static void test_ivc_defaults(void **state)
 {
 	(void)state;
 	ckpt_config c;
-	parse("{\"architectures\":[\"InternVLChatModel\"],\"model_type\":\"internvl_chat\","
-	      "\"tie_word_embeddings\":true,\"vision_config\":{},\"llm_config\":{\"architectures\":"
-	      "[\"InternLM2ForCausalLM\"],\"bias\":false}}",
-	      &c);
+	tm_parse(
+	    "{\"architectures\":[\"InternVLChatModel\"],\"model_type\":\"internvl_chat\","
+	    "\"tie_word_embeddings\":true,\"vision_config\":{},\"llm_config\":{\"architectures\":"
+	    "[\"InternLM2ForCausalLM\"],\"bias\":false}}",
+	    &c);
 	assert_int_equal(c.v_hidden_size, 3200);
 	assert_int_equal(c.v_intermediate_size, 12800);
 	assert_int_equal(c.v_num_layers, 48);
@@ -507,7 +500,7 @@ static void test_ivc_defaults(void **state)
 	assert_int_equal(c.hidden_size, 4096);
 	assert_false(c.tie_given && c.tie_word_embeddings);
 	ckpt_config_clear(&c);
-	parse(CFG("\"tie_word_embeddings\":false,", QW_LM ",\"tie_word_embeddings\":true"), &c);
+	tm_parse(CFG("\"tie_word_embeddings\":false,", QW_LM ",\"tie_word_embeddings\":true"), &c);
 	assert_true(c.tie_given && c.tie_word_embeddings);
 	assert_string_equal(c.lm_model_type, "qwen2");
 	ckpt_config_clear(&c);

@@ -316,14 +316,6 @@ static void test_mcv_drop_last(void **state)
 	           WT_EUNSUPPORTED, "drop_vision_last_layer", "no block");
 }
 
-static void parse(const char *json, ckpt_config *c)
-{
-	wt_errbuf err = {0};
-	int rv = ckpt_config_parse(json, strlen(json), c, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
-}
-
 /* The defaults: without vision_config MiniCPMVConfig's (SigLIP-400M, 27 layers), with one
  * SiglipVisionConfig's for absent keys; query_num 64, drop_vision_last_layer true; the
  * version's language-model class and its defaults (Qwen2Config's vocab_size, Qwen3Config's
@@ -333,7 +325,8 @@ static void test_mcv_defaults(void **state)
 {
 	(void)state;
 	ckpt_config c;
-	parse("{\"architectures\":[\"MiniCPMV\"],\"model_type\":\"minicpmv\",\"version\":2.6}", &c);
+	tm_parse("{\"architectures\":[\"MiniCPMV\"],\"model_type\":\"minicpmv\",\"version\":2.6}",
+	         &c);
 	assert_int_equal(c.v_hidden_size, 1152);
 	assert_int_equal(c.v_intermediate_size, 4304);
 	assert_int_equal(c.v_num_layers, 26); /* 27, the last dropped */
@@ -347,9 +340,10 @@ static void test_mcv_defaults(void **state)
 	assert_int_equal(c.vocab_size, 151936);
 	assert_false(c.tie_word_embeddings);
 	ckpt_config_clear(&c);
-	parse("{\"architectures\":[\"MiniCPMV\"],\"model_type\":\"minicpmv\",\"version\":\"4.5\","
-	      "\"tie_word_embeddings\":true,\"vision_config\":{\"intermediate_size\":4304}}",
-	      &c);
+	tm_parse(
+	    "{\"architectures\":[\"MiniCPMV\"],\"model_type\":\"minicpmv\",\"version\":\"4.5\","
+	    "\"tie_word_embeddings\":true,\"vision_config\":{\"intermediate_size\":4304}}",
+	    &c);
 	assert_int_equal(c.v_hidden_size, 768);
 	assert_int_equal(c.v_intermediate_size, 4304);
 	assert_int_equal(c.v_num_layers, 11);
@@ -361,12 +355,14 @@ static void test_mcv_defaults(void **state)
 	assert_int_equal(c.head_dim, 128);
 	assert_true(c.tie_word_embeddings);
 	ckpt_config_clear(&c);
-	parse("{\"architectures\":[\"MiniCPMV\"],\"model_type\":\"minicpmv\",\"version\":4.0}", &c);
+	tm_parse("{\"architectures\":[\"MiniCPMV\"],\"model_type\":\"minicpmv\",\"version\":4.0}",
+	         &c);
 	assert_int_equal(c.mcv_version, 40);
 	assert_string_equal(c.lm_model_type, "llama");
 	ckpt_config_clear(&c);
-	parse("{\"architectures\":[\"MiniCPMV\"],\"model_type\":\"minicpmv\",\"hidden_size\":4096}",
-	      &c);
+	tm_parse(
+	    "{\"architectures\":[\"MiniCPMV\"],\"model_type\":\"minicpmv\",\"hidden_size\":4096}",
+	    &c);
 	assert_int_equal(c.mcv_version, 25);
 	assert_string_equal(c.lm_model_type, "llama");
 	assert_int_equal(c.vocab_size, 32000);

@@ -111,6 +111,16 @@ static __attribute__((unused)) int tm_ix(const sm_plan *p, uint32_t rank, const 
 /* Coverage (needs cmocka asserts): each element of a split tensor once times its replication;
  * kv_rows: the element is in the k / v rows of q/k/v fused in the checkpoint (Phi-3). */
 #ifdef cmocka_unit_test
+/* config.json text json read by the loader into *c (the caller clears it); fails the test
+ * with the loader's message when it refuses. */
+static __attribute__((unused)) void tm_parse(const char *json, ckpt_config *c)
+{
+	wt_errbuf err = {0};
+	int rv = ckpt_config_parse(json, strlen(json), c, &err);
+	if (rv != WT_OK)
+		fail_msg("%s", err.msg);
+}
+
 static __attribute__((unused)) int64_t expected_mult(const sm_plan *p, const char *name, int64_t KV,
                                                      bool kv_rows, int64_t vheads)
 {
