@@ -152,10 +152,7 @@ static const sm_rule ivc_phi3_rules[] = {
 /* The tower's block of canonical name cn (-1: not one). */
 static int64_t ivc_block(const char *cn)
 {
-	size_t n = strlen(IVC_VL);
-	if (strncmp(cn, IVC_VL, n) != 0 || cn[n] < '0' || cn[n] > '9')
-		return -1;
-	return strtoll(cn + n, NULL, 10);
+	return shardmap_index_after(cn, IVC_VL);
 }
 
 /* A block vLLM does not build (select_layer): listed as skipped here, then refused by

@@ -99,10 +99,7 @@ static const sm_rule kv_greedy_rules[] = {
 /* The language model's layer of canonical name cn (-1: not one). */
 static int64_t kv_layer(const char *cn)
 {
-	size_t n = strlen(KV_LP);
-	if (strncmp(cn, KV_LP, n) != 0 || cn[n] < '0' || cn[n] > '9')
-		return -1;
-	return strtoll(cn + n, NULL, 10);
+	return shardmap_index_after(cn, KV_LP);
 }
 
 #define KV_BIAS ".mlp.gate.e_score_correction_bias"

@@ -75,10 +75,7 @@ static const sm_rule mcv_rules[] = {
 /* The tower's block of canonical name cn (-1: not one). */
 static int64_t mcv_block(const char *cn)
 {
-	size_t n = strlen(MCV_VL);
-	if (strncmp(cn, MCV_VL, n) != 0 || cn[n] < '0' || cn[n] > '9')
-		return -1;
-	return strtoll(cn + n, NULL, 10);
+	return shardmap_index_after(cn, MCV_VL);
 }
 
 /* What vLLM's Idefics2VisionTransformer.load_weights skips: the pooling head, and the config's

@@ -1,5 +1,6 @@
 /* registry.c — architectures[0] (then model_type) -> family table; name mapping helpers. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "shardmap/families.h"
@@ -404,6 +405,14 @@ static bool ends_with(const char *s, const char *suf)
 {
 	size_t a = strlen(s), b = strlen(suf);
 	return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+int64_t shardmap_index_after(const char *name, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if (strncmp(name, prefix, n) != 0 || name[n] < '0' || name[n] > '9')
+		return -1;
+	return strtoll(name + n, NULL, 10);
 }
 
 bool shardmap_generic_drop(const char *name)

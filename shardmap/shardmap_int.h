@@ -383,6 +383,9 @@ bool shardmap_expand_rt(const sm_family *f, bool alt, const char *pattern, int64
                         char *buf, size_t cap);
 /* True for tensors dropped by every family (rotary caches). */
 bool shardmap_generic_drop(const char *name);
+/* The number right after prefix in name (a block or layer index: "model.layers." in
+ * "model.layers.12.mlp"), -1 when name does not start with prefix and a digit. */
+int64_t shardmap_index_after(const char *name, const char *prefix);
 /* Whether a checkpoint uses the family's alternative name layout (any tensor under an
  * alias checkpoint prefix). */
 bool shardmap_alias_layout(const sm_family *f, const ckpt *c);
