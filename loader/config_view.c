@@ -179,8 +179,7 @@ static const char *const tie_by_text[] = {
     "interns1",       "fuyu",       "lfm2_vl",          "lfm2-vl",        "granite_speech",
     "blip-2",         "aria",       "voxtral",          "mllama",         "qwen2_5_omni",
     "qwen3_omni_moe", "opencua",    "internvl_chat",    "h2ovl_chat",     "skywork_chat",
-    "deepseek_vl_v2",
-    "kimi_vl",
+    "deepseek_vl_v2", "kimi_vl",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of
