@@ -126,6 +126,15 @@ static void test_file_errors(void **state)
 	    {"chunk_bytes = 512M\n", 1, "chunk_bytes 536870912 is out of range"},
 	    {"log_level = loud\n", 1, "not a level"},
 	    {"model = nameonly\n", 1, "not NAME=URI"},
+	    {"model_override = ds={\"architectures\": [\n", 1,
+	     "model_override for 'ds': config "
+	     "override: not valid JSON"},
+	    {"model_override = {\"a\": 1}\n", 1, "is not NAME=JSON"},
+	    {"model_override = ds=[\"X\"]\n", 1, "a JSON object is needed"},
+	    {"model_override = ds={}\n", 1, "the object is empty"},
+	    {"model_override = ds=\n", 1, "empty; give one JSON object"},
+	    {"model_override = ds={\"a\": 1}\nmodel_override = ds={\"b\": 2}\n", 2,
+	     "given twice; put every key into one JSON object"},
 	    {"[other]\nworkers = 2\n", 2, "unknown section [other]"},
 	    {"workers = 2\nthis line has no equals\n", 2, "syntax error"},
 	};
@@ -162,6 +171,42 @@ static void test_file_errors(void **state)
 	assert_int_equal(wd_config_load_file(&c, tmpdir, &err), WT_ECONFIG);
 	printf("%s\n", err.msg);
 	assert_non_null(strstr(err.msg, "not a regular file"));
+	wd_config_free(&c);
+}
+
+/* model_override: parsed (file or flag) beside its model key; one that names no model key is
+ * refused by wd_config_check (which ends the flags' parse); the flag form --model-override. */
+static void test_model_override(void **state)
+{
+	(void)state;
+	const char *path = write_conf("ov.conf", "model = ds=file:///data/ds\n"
+	                                         "model_override = ds={\"architectures\": "
+	                                         "[\"DeepSeekMTPModel\"]}\n");
+	wd_config c;
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	wt_errbuf err = {0};
+	assert_int_equal(wd_config_load_file(&c, path, &err), WT_OK);
+	assert_int_equal(c.model_override.n, 1);
+	assert_string_equal(c.model_override.v[0],
+	                    "ds={\"architectures\": [\"DeepSeekMTPModel\"]}");
+	char *argv[] = {"weightd", "--listen", "ipc:///tmp/x", "--models-dir", tmpdir};
+	assert_int_equal(wd_config_parse_args(&c, 5, argv, &err), WT_OK);
+	assert_int_equal(wd_config_check(&c, &err), WT_OK);
+	wd_config_free(&c);
+	/* naming no model key */
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	char *argv2[] = {"weightd", "--listen",     "ipc:///tmp/x",     "--models-dir",  tmpdir,
+	                 "--model", "ds=file:///d", "--model-override", "dsx={\"a\": 1}"};
+	/* (the flags' parse ends with wd_config_check) */
+	assert_int_equal(wd_config_parse_args(&c, 9, argv2, &err), WT_ECONFIG);
+	assert_non_null(strstr(err.msg, "model_override names 'dsx', which no model key defines"));
+	wd_config_free(&c);
+	/* the flag's value checked as the file's */
+	assert_int_equal(wd_config_init(&c), WT_OK);
+	char *argv3[] = {"weightd", "--model-override", "ds=[1]"};
+	assert_int_equal(wd_config_parse_args(&c, 3, argv3, &err), WT_ECONFIG);
+	assert_non_null(strstr(err.msg, "--model-override"));
+	assert_non_null(strstr(err.msg, "a JSON object is needed"));
 	wd_config_free(&c);
 }
 
@@ -335,7 +380,7 @@ int main(void)
 	    cmocka_unit_test(test_file_and_flags), cmocka_unit_test(test_file_errors),
 	    cmocka_unit_test(test_flag_errors),    cmocka_unit_test(test_sample_conf),
 	    cmocka_unit_test(test_deploy_conf),    cmocka_unit_test(test_usage_lists_flags),
-	    cmocka_unit_test(test_reload),
+	    cmocka_unit_test(test_reload),         cmocka_unit_test(test_model_override),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

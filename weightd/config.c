@@ -26,6 +26,10 @@ static const wd_cfg_key table[] = {
      "folder whose subfolders are models, each named by its folder"},
     {"model", WD_CFG_LIST, 0, 0, "", "NAME=URI", false, OFF(model),
      "one more model: NAME=URI (file:///dir, dir, s3://, http://); repeatable"},
+    {"model_override", WD_CFG_LIST, 0, 0, "", "NAME=JSON", false, OFF(model_override),
+     "a model key's configuration override (vLLM's hf_overrides): NAME=JSON, one JSON object "
+     "merged over its config.json, e.g. ds-mtp={\"architectures\": [\"DeepSeekMTPModel\"]}; "
+     "repeatable"},
     {"peer", WD_CFG_LIST, 0, 0, "", "url", false, OFF(peer),
      "another node of the cache tier (tcp://HOST:PORT or ipc:///path): a miss asks it "
      "before the object store; repeatable"},
@@ -421,6 +425,11 @@ static int set_idx(wd_config *c, size_t idx, const char *value, int src, const c
 				                 where, value);
 			if (k->off == OFF(model)) {
 				int rv = check_model(l, value, where, err);
+				if (rv != WT_OK)
+					return rv;
+			}
+			if (k->off == OFF(model_override)) {
+				int rv = wd_config_check_override(l, value, where, err);
 				if (rv != WT_OK)
 					return rv;
 			}

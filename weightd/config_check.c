@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "loader/loader.h"
 #include "weightd/weightd.h"
 
 int wd_config_open_file(const char *what, const char *path, bool secret, int *fd_out,
@@ -179,9 +180,60 @@ static int check_dirs(const wd_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
+int wd_config_check_override(const wd_strlist *l, const char *value, const char *where,
+                             wt_errbuf *err)
+{
+	const char *eq = strchr(value, '=');
+	if (eq == NULL || eq == value)
+		return wt_seterr(err, WT_ECONFIG,
+		                 "%s: model_override '%.60s' is not NAME=JSON (e.g. "
+		                 "ds-mtp={\"architectures\": [\"DeepSeekMTPModel\"]})",
+		                 where, value);
+	size_t n = (size_t)(eq - value);
+	for (size_t i = 0; i < l->n; i++)
+		if (strncmp(l->v[i], value, n + 1) == 0)
+			return wt_seterr(
+			    err, WT_ECONFIG,
+			    "%s: model_override for '%.*s' is given twice; put every key "
+			    "into one JSON object",
+			    where, (int)n, value);
+	char *canon = NULL;
+	wt_errbuf e2 = {0};
+	int rv = ckpt_override_canonical(eq + 1, &canon, &e2);
+	free(canon);
+	if (rv == WT_OK && eq[1] == '\0')
+		rv = wt_seterr(&e2, WT_EINVAL, "config override: empty; give one JSON object");
+	if (rv != WT_OK)
+		return wt_seterr(err, WT_ECONFIG, "%s: model_override for '%.*s': %s", where,
+		                 (int)n, value, e2.msg);
+	return WT_OK;
+}
+
+/* Every model_override names a model key (a typo would leave the model served without it). */
+static int check_overrides(const wd_config *c, wt_errbuf *err)
+{
+	for (size_t i = 0; i < c->model_override.n; i++) {
+		const char *o = c->model_override.v[i];
+		size_t n = (size_t)(strchr(o, '=') - o);
+		bool found = false;
+		for (size_t k = 0; k < c->model.n && !found; k++)
+			found = strncmp(c->model.v[k], o, n + 1) == 0;
+		if (!found)
+			return wt_seterr(
+			    err, WT_ECONFIG,
+			    "model_override names '%.*s', which no model key defines; add "
+			    "model = %.*s=URI, or register it with weightctl admin register "
+			    "--config-override",
+			    (int)n, o, (int)n, o);
+	}
+	return WT_OK;
+}
+
 int wd_config_check(const wd_config *c, wt_errbuf *err)
 {
 	int rv = wd_config_check_server_id(c->server_id, "server_id", err);
+	if (rv == WT_OK)
+		rv = check_overrides(c, err);
 	if (rv == WT_OK)
 		rv = check_dirs(c, err);
 	if (rv != WT_OK)

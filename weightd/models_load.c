@@ -143,6 +143,17 @@ void wd_models_open_listed(wd_models *m)
 	open_all(m);
 }
 
+/* The model_override of model key name, NULL for none. */
+static const char *config_override_of(const wd_config *cfg, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < cfg->model_override.n; i++)
+		if (strncmp(cfg->model_override.v[i], name, n) == 0 &&
+		    cfg->model_override.v[i][n] == '=')
+			return cfg->model_override.v[i] + n + 1;
+	return NULL;
+}
+
 int wd_models_add_all(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err)
 {
 	wd_models *m = calloc(1, sizeof(*m));
@@ -157,7 +168,11 @@ int wd_models_add_all(wd_models **out, const wd_config *cfg, const ckpt_memo *me
 		const char *eq = strchr(spec, '=');
 		char name[256];
 		snprintf(name, sizeof(name), "%.*s", (int)(eq - spec), spec);
-		rv = wd_models_add_from(m, name, eq + 1, WD_SRC_CONFIG, WD_OPEN_LATER, err);
+		char *src = NULL; /* the URI and its model_override (modelspec.c) */
+		rv = wd_spec_make(eq + 1, config_override_of(cfg, name), &src, err);
+		if (rv == WT_OK)
+			rv = wd_models_add_from(m, name, src, WD_SRC_CONFIG, WD_OPEN_LATER, err);
+		free(src);
 	}
 	/* a missing models_dir is an error only when set explicitly (file or flag) */
 	if (rv == WT_OK)

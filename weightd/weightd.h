@@ -33,6 +33,7 @@ typedef struct wd_config {
 	wd_strlist listen;                 /* nng URLs (tcp://, ipc://) */
 	char *models_dir;                  /* each subfolder is a model */
 	wd_strlist model;                  /* NAME=URI */
+	wd_strlist model_override;         /* NAME=JSON: a model key's configuration override */
 	wd_strlist peer;                   /* URLs of the other nodes of the cache tier */
 	char *cache_dir;                   /* RocksDB directory */
 	uint64_t cache_max_bytes;          /* distinct chunk bytes budget */
@@ -174,6 +175,12 @@ int wd_config_check(const wd_config *c, wt_errbuf *err);
  * "server_id"). */
 #define WD_SERVER_ID_MAX 127
 int wd_config_check_server_id(const char *id, const char *where, wt_errbuf *err);
+/* A model_override value NAME=JSON where it is written (file:line or flag): a NAME, one
+ * non-empty JSON object (ckpt_override_canonical), NAME not given twice in l (the list so
+ * far); WT_ECONFIG naming where and the fix. wd_config_check then asks that a model key names
+ * NAME. */
+int wd_config_check_override(const wd_strlist *l, const char *value, const char *where,
+                             wt_errbuf *err);
 /* metrics_listen: http://HOST:PORT that resolves (metrics.c); "" is off.
  * WT_ECONFIG naming the URL. */
 int wd_metrics_check_url(const char *url, wt_errbuf *err);

@@ -155,6 +155,18 @@ grep -q "^llama	" "$T/out" || fail "llama gone"
 grep -q "damaged" "$T/cache/registered-models" && fail "damaged line kept after a rewrite"
 stop
 
+# a model key with a model_override (the configuration's form of the same override)
+start --model "cfgmis=$LURI" --model-override 'cfgmis={"architectures": ["MistralForCausalLM"]}'
+W models --endpoint "$EP" || fail "models with a model_override"
+grep -q "^cfgmis	MistralForCausalLM	.*	$LURI	config$" "$T/out" ||
+	fail "model_override not applied: $(cat "$T/out")"
+W manifest --endpoint "$EP" --model cfgmis --tp-size 2 --tp-rank 1 || fail "manifest of cfgmis"
+stop
+"$B/weightd" --listen "$EP" --models-dir "$T/models" --cache-dir "$T/cache" \
+	--model-override 'nomodel={"a": 1}' >"$T/out" 2>"$T/err"; rc=$?
+[ $rc = 2 ] && grep -q "model_override names 'nomodel', which no model key defines" "$T/err" ||
+	fail "a model_override without its model: exit $rc: $(cat "$T/err")"
+
 # a slow registration: /slow/ GETs over 64 KiB (the tensor bytes) wait 3 s
 # each, well past the client's 1 s poll; the helper exits when this script's
 # end of the fifo closes, even if the script is killed
