@@ -118,6 +118,18 @@ public:
 			throw;
 		}
 	}
+	/* register_model under a configuration override (libweights 1.9,
+	 * wt_client_register_override): one JSON object merged over the
+	 * checkpoint's config.json, e.g. {"architectures": ["DeepSeekMTPModel"]}. */
+	AdminResult register_model_override(const std::string &model, const std::string &uri,
+	                                    const std::string &config_override) const
+	{
+		return take([&](wt_admin_result *r, wt_errbuf *e) {
+			return wt_client_register_override(c_, model.c_str(), uri.c_str(),
+			                                   config_override.c_str(), nullptr,
+			                                   nullptr, r, e);
+		});
+	}
 	AdminResult unregister(const std::string &model) const
 	{
 		return take([&](wt_admin_result *r, wt_errbuf *e) {

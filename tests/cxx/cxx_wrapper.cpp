@@ -422,6 +422,16 @@ void admin(const weights::Client &c, const std::string &model, const weights::La
 	       "models() after register");
 	a.unregister("cxxreg");
 	expect(a.models().size() == 1, "models() after unregister");
+	// under a configuration override: the folder served as another class
+	a.register_model_override("cxxmis", "file://" + model_dir,
+	                          "{\"architectures\": [\"MistralForCausalLM\"]}");
+	ms = a.models();
+	expect(ms.size() == 2 && ms[0].name == "cxxmis" &&
+	           ms[0].architecture == "MistralForCausalLM",
+	       "models() after register_model_override");
+	a.unregister("cxxmis");
+	expect_error([&] { a.register_model_override("cxxbad", "file://" + model_dir, "[1]"); },
+	             WT_EINVAL, "a configuration override that is not an object");
 	expect_error([&] { a.unregister("cxxreg"); }, WT_ENOTFOUND, "unregister twice");
 }
 
