@@ -32,56 +32,10 @@ static bool other_cond(const sm_ctx *x, uint8_t cond, int64_t i)
 	return shardmap_mx_cond(x->cfg, cond);
 }
 
-/* The conditions that are config.json switches alone (no layer kind): *on set and true, or
- * false when cond is not one of them. */
-static bool cfg_switch(const ckpt_config *c, uint8_t cond, bool *on)
+/* cfg_switch's vision-tower, encoder-head and draft-model switches. */
+static bool cfg_switch_more(const ckpt_config *c, uint8_t cond, bool *on)
 {
 	switch (cond) {
-	case SM_C_LMBIAS:
-		*on = c->lm_head_bias;
-		return true;
-	case SM_C_QKNORM:
-		*on = c->use_qk_norm;
-		return true;
-	case SM_C_QKLN:
-		*on = c->qk_layernorm;
-		return true;
-	case SM_C_SANDWICH:
-		*on = c->sandwich_norm;
-		return true;
-	case SM_C_GEMMA2:
-		*on = strcmp(c->lm_model_type, "gemma2") == 0;
-		return true;
-	case SM_C_ATTNBIAS:
-		*on = c->attention_bias;
-		return true;
-	case SM_C_OUTBIAS:
-		*on = c->attention_out_bias;
-		return true;
-	case SM_C_MLPBIAS:
-		*on = c->mlp_bias;
-		return true;
-	case SM_C_MMBIAS:
-		*on = c->mm_projector_bias;
-		return true;
-	case SM_C_OPROJ:
-		*on = c->opt_word_embed_proj_dim != c->hidden_size;
-		return true;
-	case SM_C_OFNORM:
-		*on = c->opt_final_norm;
-		return true;
-	case SM_C_JWPE:
-		*on = c->jais_wpe;
-		return true;
-	case SM_C_FLN2:
-		*on = c->falcon_ln == 2;
-		return true;
-	case SM_C_FLN1:
-		*on = c->falcon_ln == 1 || c->falcon_ln == 3;
-		return true;
-	case SM_C_FPOST:
-		*on = c->falcon_ln == 3;
-		return true;
 	case SM_C_VATTNB:
 		*on = c->v_attn_bias;
 		return true;
@@ -144,6 +98,61 @@ static bool cfg_switch(const ckpt_config *c, uint8_t cond, bool *on)
 		return true;
 	default:
 		return false;
+	}
+}
+
+/* The conditions that are config.json switches alone (no layer kind): *on set and true, or
+ * false when cond is not one of them. */
+static bool cfg_switch(const ckpt_config *c, uint8_t cond, bool *on)
+{
+	switch (cond) {
+	case SM_C_LMBIAS:
+		*on = c->lm_head_bias;
+		return true;
+	case SM_C_QKNORM:
+		*on = c->use_qk_norm;
+		return true;
+	case SM_C_QKLN:
+		*on = c->qk_layernorm;
+		return true;
+	case SM_C_SANDWICH:
+		*on = c->sandwich_norm;
+		return true;
+	case SM_C_GEMMA2:
+		*on = strcmp(c->lm_model_type, "gemma2") == 0;
+		return true;
+	case SM_C_ATTNBIAS:
+		*on = c->attention_bias;
+		return true;
+	case SM_C_OUTBIAS:
+		*on = c->attention_out_bias;
+		return true;
+	case SM_C_MLPBIAS:
+		*on = c->mlp_bias;
+		return true;
+	case SM_C_MMBIAS:
+		*on = c->mm_projector_bias;
+		return true;
+	case SM_C_OPROJ:
+		*on = c->opt_word_embed_proj_dim != c->hidden_size;
+		return true;
+	case SM_C_OFNORM:
+		*on = c->opt_final_norm;
+		return true;
+	case SM_C_JWPE:
+		*on = c->jais_wpe;
+		return true;
+	case SM_C_FLN2:
+		*on = c->falcon_ln == 2;
+		return true;
+	case SM_C_FLN1:
+		*on = c->falcon_ln == 1 || c->falcon_ln == 3;
+		return true;
+	case SM_C_FPOST:
+		*on = c->falcon_ln == 3;
+		return true;
+	default:
+		return cfg_switch_more(c, cond, on);
 	}
 }
 
