@@ -49,6 +49,18 @@ int ckpt_override_canonical(const char *text, char **out, wt_errbuf *err)
 		if (*out == NULL)
 			rv = wt_seterr(err, WT_ENOMEM, "out of memory for the config override");
 	}
+	/* the canonical text is what registry lines and revisions hold: \uXXXX escapes make
+	 * it up to 3x the text's bytes */
+	if (rv == WT_OK && strlen(*out) > CKPT_MAX_OVERRIDE_BYTES) {
+		rv = wt_seterr(
+		    err, WT_ETOOBIG,
+		    "config override: %zu bytes in canonical form (non-ASCII characters "
+		    "written as \\u escapes), more than the %u allowed; override only the "
+		    "keys that must change",
+		    strlen(*out), CKPT_MAX_OVERRIDE_BYTES);
+		free(*out);
+		*out = NULL;
+	}
 	json_decref(o);
 	return rv;
 }

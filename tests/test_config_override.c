@@ -193,6 +193,18 @@ static void test_refused(void **state)
 	t[big] = '\0';
 	expect_refused(t, WT_ETOOBIG, "more than the 65536 allowed");
 	free(t);
+	/* under 64 KiB as text, over it canonically (each 3-byte character is 6 bytes as \u) */
+	size_t nch = 12000;
+	t = malloc(16 + 3 * nch);
+	assert_non_null(t);
+	size_t k = 7;
+	memcpy(t, "{\"x\": \"", 7);
+	for (size_t i = 0; i < nch; i++, k += 3)
+		memcpy(t + k, "\xe2\x82\xac", 3); /* the euro sign */
+	memcpy(t + k, "\"}", 3);
+	assert_true(strlen(t) < 65536);
+	expect_refused(t, WT_ETOOBIG, "in canonical form");
+	free(t);
 	/* the merged config is read as any config.json: a bad value names its key, and says
 	 * the override was in play */
 	expect_refused("{\"num_hidden_layers\": \"two\"}", WT_ECORRUPT, "num_hidden_layers");
