@@ -18,6 +18,10 @@
  * (Glm4MoeMTPModel: vLLM's speculative config renames a Glm4MoeForCausalLM config so, model_type
  * glm4_moe_mtp; glm4_moe_mtp.py) alike: num_nextn_predict_layers required >= 1, untied, every
  * other key Glm4MoeConfig's (model_type glm4_moe: its class defaults, config_defaults.c).
+ * MiMo's (MiMoMTPModel: vLLM's speculative config renames a MiMoForCausalLM config so and sets
+ * num_hidden_layers 0; mimo_mtp.py) alike: num_nextn_predict_layers required >= 1 (the
+ * model.mtp_layers.{n} it builds), untied (the draft's own lm_head), every other key MiMoConfig's
+ * (model_type mimo: config_mimo.c, Qwen2Config's class defaults).
  */
 #include <string.h>
 
@@ -27,7 +31,8 @@
 static bool is_mtp(const char *arch)
 {
 	return arch != NULL &&
-	       (strcmp(arch, "DeepSeekMTPModel") == 0 || strcmp(arch, "Glm4MoeMTPModel") == 0);
+	       (strcmp(arch, "DeepSeekMTPModel") == 0 || strcmp(arch, "Glm4MoeMTPModel") == 0 ||
+	        strcmp(arch, "MiMoMTPModel") == 0);
 }
 
 int config_parse_mtp(json_t *root, ckpt_config *c, wt_errbuf *err)
@@ -41,7 +46,8 @@ int config_parse_mtp(json_t *root, ckpt_config *c, wt_errbuf *err)
 		    err, WT_ECORRUPT,
 		    "config.json: %s needs num_nextn_predict_layers (vLLM builds the "
 		    "MTP layers num_hidden_layers .. + num_nextn_predict_layers - 1 and "
-		    "has none without it); give the target's count (DeepSeek-V3, GLM-4.5: 1)",
+		    "has none without it); give the target's count (DeepSeek-V3, GLM-4.5, "
+		    "MiMo-7B: 1)",
 		    c->architecture);
 	int rv = config_get_int(root, "num_nextn_predict_layers", 0, 1, &c->mtp_layers, err);
 	if (rv != WT_OK)

@@ -276,6 +276,10 @@ typedef struct sm_family {
 	 * mtp_layers), and a runtime name of such a layer gets vLLM's _rewrite_spec_layer_name
 	 * (shardmap_mtp_rename: the decoder layer's tensors under mtp_block.) */
 	bool mtp;
+	/* MiMo's MTP draft (MiMoMTPModel: family_mimo_mtp.c): {i} runs over the layers 0 ..
+	 * num_nextn_predict_layers - 1 only (model.mtp_layers.{n}: vLLM's speculative config sets
+	 * num_hidden_layers 0, so n is the runtime index too) */
+	bool mtp_from0;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in

@@ -125,6 +125,21 @@ W fetch --endpoint "$EP" --model ds3-mtp --tp-size 2 --tp-rank 1 --out "$T/mtp1.
 cmp -s "$T/mtp1.safetensors" "$T/mtpoff1.safetensors" || fail "fetched ds3-mtp differs from shard --architecture"
 W admin --endpoint "$EP" unregister --model ds3-mtp || fail "unregister ds3-mtp"
 W admin --endpoint "$EP" unregister --model ds3 || fail "unregister ds3"
+# MiMo's likewise (MiMoMTPModel: model.mtp_layers.0.*, the Qwen2 layer under mtp_block.)
+"$B/wt-mkckpt" --family mimo --out "$T/ext/mimo" >/dev/null || fail "mkckpt mimo"
+W admin --endpoint "$EP" register --model mimo-mtp --uri "file://$T/ext/mimo" \
+	--architecture MiMoMTPModel || fail "register mimo-mtp"
+W manifest --endpoint "$EP" --model mimo-mtp --tp-size 2 --tp-rank 1 || fail "manifest of mimo-mtp"
+grep -q "^model.mtp_layers.0.input_proj.weight	" "$T/out" &&
+	grep -q "^model.mtp_layers.0.mtp_block.self_attn.qkv_proj.weight	" "$T/out" ||
+	fail "mimo-mtp's manifest lacks the MTP layer: $(head -5 "$T/out")"
+grep -q "^model.layers\." "$T/out" && fail "mimo-mtp's manifest holds a target layer"
+W fetch --endpoint "$EP" --model mimo-mtp --tp-size 2 --tp-rank 1 --out "$T/mm1.safetensors" ||
+	fail "fetch mimo-mtp"
+"$B/weightctl" shard --model-dir "$T/ext/mimo" --name mimo-mtp --tp-size 2 --tp-rank 1 \
+	--architecture MiMoMTPModel --out "$T/mmoff1.safetensors" >/dev/null 2>&1 || fail "shard mimo --architecture"
+cmp -s "$T/mm1.safetensors" "$T/mmoff1.safetensors" || fail "fetched mimo-mtp differs from shard --architecture"
+W admin --endpoint "$EP" unregister --model mimo-mtp || fail "unregister mimo-mtp"
 # a hand-edited line whose override is not canonical is skipped, naming it
 printf 'hand=%s\t{ "architectures": ["MistralForCausalLM"] }\n' "$LURI" >>"$T/cache/registered-models"
 
