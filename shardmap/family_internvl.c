@@ -71,10 +71,7 @@ static const sm_rule internvl_rules[] = {
     SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_DENSE),
     /* InternVL3.5's Qwen3 / Qwen3-MoE language model: per-head q / k RMSNorm weights [d],
      * replicated */
-    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
-    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULES_QK_NORM_IF(SM_C_QWEN3),
     /* Qwen3-MoE's sparse layers (qwen3_moe's rows): the router ReplicatedLinear(quant_config
      * None), the experts stacked into FusedMoE's w13_weight / w2_weight */
     SM_RULE_ROUTER("mlp.gate.weight", 2, SM_D_E, SM_D_HID),

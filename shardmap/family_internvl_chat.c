@@ -107,13 +107,7 @@
 /* Qwen2ForCausalLM / LlamaForCausalLM / Qwen3ForCausalLM under language_model. */
 static const sm_rule ivc_rules[] = {
     SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
-    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULES_LLAMA_QWEN_LAYER,
     IVC_TOWER_RULES(0),
 };
 
@@ -121,13 +115,7 @@ static const sm_rule ivc_rules[] = {
  * with the quantization config: whole on every rank, quantized. */
 static const sm_rule ivc_sky_rules[] = {
     SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
-    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULES_LLAMA_QWEN_LAYER,
     IVC_TOWER_RULES(SM_F_QUANT),
 };
 

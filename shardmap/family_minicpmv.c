@@ -47,13 +47,7 @@
 
 static const sm_rule mcv_rules[] = {
     SM_RULES_TOP_AT("llm."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
-    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
+    SM_RULES_LLAMA_QWEN_LAYER,
     SM_RULES_SIGLIP_TOWER(MCV_VT),
     MCV_REPL("query", 2, SM_D_QFQ, SM_D_HID),
     /* ReplicatedLinear(VE, hid, bias=False, quant_config) */

@@ -41,15 +41,9 @@
 
 static const sm_rule mistral3_rules[] = {
     SM_RULES_TOP_AT("language_model."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
-    /* a qwen3 text_config (LightOnOCR-1B: vLLM builds Qwen3ForCausalLM of it): the per-head
-     * q / k RMSNorm weights [d], replicated */
-    SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
-    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight", SM_K_REPL, 0,
-            SM_U_NONE, SM_C_QWEN3, 0, 1, SM_D_HD, SM_D_ANY),
+    /* a qwen3 text_config (LightOnOCR-1B: vLLM builds Qwen3ForCausalLM of it) has per-head q / k
+     * RMSNorm weights [d], replicated */
+    SM_RULES_LLAMA_QWEN_LAYER,
     SM_RULES_PIXTRAL_TOWER(M3_VT),
     /* the projector: norm [VE] and merging_layer [VE, VE * s^2] replicated, never quantized
      * (plain modules in vLLM); linear_1 [hid, VE] rows, linear_2 [hid, hid] columns */

@@ -86,12 +86,14 @@
 	    SM_RULE(SM_LAYER "self_attn.o_proj.bias", SM_LAYER "self_attn.o_proj.bias", SM_K_REPL, \
 	            0, SM_U_NONE, SM_C_ATTNBIAS, 0, 1, SM_D_HID, SM_D_ANY)
 
-/* Per-head q / k RMSNorm weights [head_dim] (Qwen3, Qwen3-MoE, Gemma 3). */
-#define SM_RULES_QK_NORM                                                                           \
+/* Per-head q / k RMSNorm weights [head_dim] (Qwen3, Qwen3-MoE, Gemma 3), replicated, where
+ * condition C holds. */
+#define SM_RULES_QK_NORM_IF(C)                                                                     \
 	SM_RULE(SM_LAYER "self_attn.q_norm.weight", SM_LAYER "self_attn.q_norm.weight", SM_K_REPL, \
-	        0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY),                                  \
+	        0, SM_U_NONE, C, 0, 1, SM_D_HD, SM_D_ANY),                                         \
 	    SM_RULE(SM_LAYER "self_attn.k_norm.weight", SM_LAYER "self_attn.k_norm.weight",        \
-	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HD, SM_D_ANY)
+	            SM_K_REPL, 0, SM_U_NONE, C, 0, 1, SM_D_HD, SM_D_ANY)
+#define SM_RULES_QK_NORM SM_RULES_QK_NORM_IF(SM_C_ALL)
 
 /* OLMo 2's post norms (OLMo 2 / 3, EXAONE 4.0, FlexOlmo): no input_layernorm;
  * post_attention_layernorm and post_feedforward_layernorm norm the block outputs,
@@ -126,6 +128,14 @@
 	            SM_F_OPT, 1, D, SM_D_ANY),                                                     \
 	    SM_RULE(SM_LAYER M "down_proj.bias", SM_LAYER M "down_proj.bias", SM_K_REPL, 0,        \
 	            SM_U_NONE, C, SM_F_OPT, 1, SM_D_HID, SM_D_ANY)
+
+/* The decoder layer of a Llama / Qwen2 / Qwen3 language model that a multimodal wrapper builds
+ * from its text config (vLLM's LlamaForCausalLM, Qwen2ForCausalLM or Qwen3ForCausalLM): the
+ * norms, the fused QKV (biases where SM_C_ATTNBIAS) and o_proj, the gate / up / down MLP, and
+ * Qwen3's per-head q / k norms where the text config is a qwen3 one (SM_C_QWEN3). */
+#define SM_RULES_LLAMA_QWEN_LAYER                                                                  \
+	SM_RULES_LNORM, SM_RULES_ATTN, SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),             \
+	    SM_RULES_QK_NORM_IF(SM_C_QWEN3)
 
 /* SM_RULES_MLP without the biases: under module path M, intermediate dim D split in unit U, in
  * the layers where C holds (Bailing's shared experts: "mlp.shared_experts.", SM_D_ISH). */

@@ -48,6 +48,11 @@
 	"\"architectures\":[\"Qwen2ForCausalLM\"],\"model_type\":\"qwen2\",\"hidden_size\":128,"   \
 	"\"intermediate_size\":192,\"num_attention_heads\":8,\"num_key_value_heads\":2,"           \
 	"\"vocab_size\":1000,\"num_hidden_layers\":2"
+/* InternVL3.5's chat-format release: a Qwen3 LM (no q / k / v biases, per-head q_norm / k_norm) */
+#define QW3_LM                                                                                     \
+	"\"architectures\":[\"Qwen3ForCausalLM\"],\"model_type\":\"qwen3\",\"hidden_size\":128,"   \
+	"\"intermediate_size\":192,\"num_attention_heads\":8,\"num_key_value_heads\":2,"           \
+	"\"head_dim\":16,\"vocab_size\":1000,\"num_hidden_layers\":2"
 #define VKEYS(heads, extra)                                                                        \
 	"\"vision_config\":{\"architectures\":[\"InternVisionModel\"],\"model_type\":"             \
 	"\"intern_vit_6b\",\"hidden_size\":64,\"intermediate_size\":128,\"num_hidden_layers\":2,"  \
@@ -72,9 +77,11 @@ static const char cfg_il_text[] = "{" IL_LM "}";
 static const char cfg_qw_text[] = "{" QW_LM "}";
 static const char cfg_phi[] = CFG("", PHI_LM);
 static const char cfg_phi_text[] = "{\"model_type\":\"phi3\"," PHI_LM "}";
+static const char cfg_qw3[] = CFG("", QW3_LM);
+static const char cfg_qw3_text[] = "{" QW3_LM "}";
 
-/* the language models: Qwen2's, InternLM2's, Phi-3's */
-enum { LM_QW = 0, LM_IL = 1, LM_PHI = 2 };
+/* the language models: Qwen2's, InternLM2's, Phi-3's, Qwen3's */
+enum { LM_QW = 0, LM_IL = 1, LM_PHI = 2, LM_QW3 = 3 };
 
 enum { O_NOBIAS = 1, O_NOQKN = 2, O_RMS = 4 };
 
@@ -89,8 +96,8 @@ static void add_4d(tm_model *m, const char *name, int64_t a, int64_t b, int64_t 
 	s->shape[3] = d;
 }
 
-/* The language model under prefix p: InternLM2's, Qwen2's or Phi-3's (kind), 2 layers, its
- * head. */
+/* The language model under prefix p: InternLM2's, Qwen2's, Phi-3's or Qwen3's (kind), 2 layers,
+ * its head. */
 static void add_lm(tm_model *m, const char *p, int kind)
 {
 	bool il = kind == LM_IL;
@@ -121,8 +128,17 @@ static void add_lm(tm_model *m, const char *p, int kind)
 	                              {"self_attn.o_proj.weight", HID, HID},
 	                              {"mlp.gate_up_proj.weight", 2 * I, HID},
 	                              {"mlp.down_proj.weight", HID, I}};
+	static const tm_leaf qw3[] = {
+	    {"input_layernorm.weight", HID, 0},    {"post_attention_layernorm.weight", HID, 0},
+	    {"self_attn.q_proj.weight", HID, HID}, {"self_attn.k_proj.weight", 32, HID},
+	    {"self_attn.v_proj.weight", 32, HID},  {"self_attn.q_norm.weight", HD, 0},
+	    {"self_attn.k_norm.weight", HD, 0},    {"self_attn.o_proj.weight", HID, HID},
+	    {"mlp.gate_proj.weight", I, HID},      {"mlp.up_proj.weight", I, HID},
+	    {"mlp.down_proj.weight", HID, I}};
 	if (il)
 		tm_layers(m, fmt, 2, il2, TM_NLEAVES(il2), 0);
+	else if (kind == LM_QW3)
+		tm_layers(m, fmt, 2, qw3, TM_NLEAVES(qw3), 0);
 	else if (kind == LM_PHI)
 		tm_layers(m, fmt, 2, phi, TM_NLEAVES(phi), 0);
 	else
@@ -318,9 +334,9 @@ static void test_ivc_phi3(void **state)
  * weights (no more, no fewer), in layout l. */
 static void same_lm_at(int kind, const wt_layout *l)
 {
-	static const char *const cfg[] = {cfg_qw, cfg_il, cfg_phi};
-	static const char *const text[] = {cfg_qw_text, cfg_il_text, cfg_phi_text};
-	static const char *const fam[] = {"qwen2", "internlm2", "phi3"};
+	static const char *const cfg[] = {cfg_qw, cfg_il, cfg_phi, cfg_qw3};
+	static const char *const text[] = {cfg_qw_text, cfg_il_text, cfg_phi_text, cfg_qw3_text};
+	static const char *const fam[] = {"qwen2", "internlm2", "phi3", "qwen3"};
 	fx a, b;
 	fx_open_l(&a, ivc_model(kind, 2, 0), cfg[kind], l, true);
 	fx_open_l(&b, text_model(kind), text[kind], l, true);
@@ -331,7 +347,7 @@ static void same_lm_at(int kind, const wt_layout *l)
 	fx_close(&b);
 }
 
-/* TP 1 / 2 / 4 / 8, int8-channel TP 2, fp8-channel TP 4; InternLM2, Qwen2 and Phi-3. */
+/* TP 1 / 2 / 4 / 8, int8-channel TP 2, fp8-channel TP 4; InternLM2, Qwen2, Phi-3 and Qwen3. */
 static void test_ivc_same_lm(void **state)
 {
 	(void)state;
@@ -341,7 +357,7 @@ static void test_ivc_same_lm(void **state)
 	} lays[] = {{1, WT_QUANT_NONE}, {2, WT_QUANT_NONE},         {4, WT_QUANT_NONE},
 	            {8, WT_QUANT_NONE}, {2, WT_QUANT_INT8_CHANNEL}, {4, WT_QUANT_FP8_CHANNEL}};
 	for (size_t k = 0; k < sizeof(lays) / sizeof(lays[0]); k++)
-		for (int kind = LM_QW; kind <= LM_PHI; kind++) {
+		for (int kind = LM_QW; kind <= LM_QW3; kind++) {
 			wt_layout l;
 			wt_layout_init(&l);
 			l.tp_size = lays[k].tp;

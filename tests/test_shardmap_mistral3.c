@@ -47,6 +47,15 @@ static const char cfg_m3[] = CFG_HEAD("") VISION_CFG(VISION_KEYS);
 static const char cfg_m3_bias[] =
     CFG_HEAD("\"multimodal_projector_bias\":true,") VISION_CFG(VISION_KEYS);
 static const char cfg_text[] = "{\"architectures\":[\"MistralForCausalLM\"]," LM_KEYS "}";
+/* LightOnOCR-1B's: a qwen3 text_config (vLLM builds Qwen3ForCausalLM of it) */
+#define QW3_KEYS                                                                                   \
+	"\"model_type\":\"qwen3\",\"hidden_size\":64,\"num_attention_heads\":4,"                   \
+	"\"num_key_value_heads\":2,\"head_dim\":24,\"intermediate_size\":128,"                     \
+	"\"vocab_size\":128,\"num_hidden_layers\":1"
+static const char cfg_qw3[] = "{\"architectures\":[\"Mistral3ForConditionalGeneration\"],"
+                              "\"model_type\":\"mistral3\",\"spatial_merge_size\":2,"
+                              "\"text_config\":{" QW3_KEYS "}" VISION_CFG(VISION_KEYS);
+static const char cfg_qw3_text[] = "{\"architectures\":[\"Qwen3ForCausalLM\"]," QW3_KEYS "}";
 
 #define VT "vision_tower."
 #define VB VT "transformer.layers.%d."
@@ -63,9 +72,10 @@ static const struct {
     {"feed_forward.down_proj.weight", VE, VI},
 };
 
-/* The language model (values first: the same in every layout and as Mistral's), then,
- * unless text-only, the tower of `blocks` blocks and the projector (biases if bias). */
-static tm_model *m3_model(lay y, bool bias, int blocks)
+/* The language model (values first: the same in every layout and as Mistral's; Qwen3's per-head
+ * q_norm / k_norm too when qk), then, unless text-only, the tower of `blocks` blocks and the
+ * projector (biases if bias). */
+static tm_model *m3_model_lm(lay y, bool bias, int blocks, bool qk)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
 	mm_add(m, y, "model.embed_tokens.weight", 128, HID);
@@ -82,6 +92,10 @@ static tm_model *m3_model(lay y, bool bias, int blocks)
 		char b[200];
 		snprintf(b, sizeof(b), "model.layers.0.%s", lm[k].leaf);
 		mm_add(m, y, b, lm[k].n, lm[k].k);
+	}
+	if (qk) {
+		mm_add(m, y, "model.layers.0.self_attn.q_norm.weight", 24, 0);
+		mm_add(m, y, "model.layers.0.self_attn.k_norm.weight", 24, 0);
 	}
 	mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
@@ -110,6 +124,11 @@ static tm_model *m3_model(lay y, bool bias, int blocks)
 		mm_add(m, y, PJ "linear_2.bias", HID, 0);
 	}
 	return m;
+}
+
+static tm_model *m3_model(lay y, bool bias, int blocks)
+{
+	return m3_model_lm(y, bias, blocks, false);
 }
 
 static void check_rank(const fx *f, uint32_t T, uint32_t r, bool bias)
@@ -163,8 +182,8 @@ static void test_hand_slices(void **state)
 		}
 }
 
-/* Released and >= 4.52 layouts: the same shards; the language model is Mistral's under
- * `language_model.`. */
+/* Released and >= 4.52 layouts: the same shards; the language model is Mistral's (or Qwen3's)
+ * under `language_model.`. */
 static void test_layouts_and_text(void **state)
 {
 	(void)state;
@@ -173,6 +192,16 @@ static void test_layouts_and_text(void **state)
 		fx_same_layouts(m3_model(LAY_V450, bias, 2), m3_model(LAY_HF5, bias, 2), cfg,
 		                m3_model(LAY_TEXT, bias, 0), cfg_text, 2, 1, "language_model.");
 	}
+	/* a qwen3 text_config: Qwen3's q_norm / k_norm replicated, the rest as Qwen3's own */
+	for (uint32_t T = 1; T <= 4; T *= 2)
+		fx_same_layouts(m3_model_lm(LAY_V450, false, 2, true),
+		                m3_model_lm(LAY_HF5, false, 2, true), cfg_qw3,
+		                m3_model_lm(LAY_TEXT, false, 0, true), cfg_qw3_text, T, 1,
+		                "language_model.");
+	/* a mistral text_config has no q / k norms: a checkpoint with them is refused */
+	wt_errbuf err = {0};
+	assert_int_not_equal(plan_err(m3_model_lm(LAY_V450, false, 2, true), cfg_m3, &err), WT_OK);
+	assert_non_null(strstr(err.msg, "q_norm"));
 }
 
 static void test_coverage(void **state)
