@@ -237,6 +237,12 @@ static int call_any(wt_client *c, Weights__Request *req, uint32_t timeout_ms,
 	return client_each_ep(c, NULL, 0, call_fn, &a, NULL, err);
 }
 
+/* The override table after a list's n entries (wt_client_list_models allocates both). */
+static char **list_overrides(const wt_model_info *list, size_t n)
+{
+	return (char **)(void *)((char *)(uintptr_t)list + n * sizeof(*list));
+}
+
 int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbuf *err)
 {
 	Weights__Request req = WEIGHTS__REQUEST__INIT;
@@ -248,7 +254,8 @@ int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbu
 	if (rv != WT_OK)
 		return rv;
 	size_t cnt = r->models->n_models;
-	wt_model_info *list = cnt ? calloc(cnt, sizeof(*list)) : NULL;
+	/* the entries, then each one's override (wt_model_list_override): one block */
+	wt_model_info *list = cnt ? calloc(1, cnt * (sizeof(*list) + sizeof(char *))) : NULL;
 	if (cnt && list == NULL) {
 		wire_reply_free(r);
 		return wt_seterr(err, WT_ENOMEM, "models: out of memory for %zu entries", cnt);
@@ -267,8 +274,10 @@ int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbu
 		list[i].available = mi->available;
 		list[i].error = ESC_DUP(mi->error);
 		list[i].source = ESC_DUP(mi->source);
+		char **ov = list_overrides(list, cnt);
+		ov[i] = ESC_DUP(mi->config_override);
 		if (!list[i].name || !list[i].uri || !list[i].revision || !list[i].architecture ||
-		    !list[i].error || !list[i].source) {
+		    !list[i].error || !list[i].source || !ov[i]) {
 			wt_model_list_free(list, cnt);
 			wire_reply_free(r);
 			return wt_seterr(err, WT_ENOMEM, "models: out of memory");
@@ -292,8 +301,16 @@ void wt_model_list_free(wt_model_info *list, size_t n)
 		free(list[i].architecture);
 		free(list[i].error);
 		free(list[i].source);
+		free(list_overrides(list, n)[i]);
 	}
 	free(list);
+}
+
+const char *wt_model_list_override(const wt_model_info *list, size_t n, size_t i)
+{
+	if (list == NULL || i >= n)
+		return NULL;
+	return list_overrides(list, n)[i];
 }
 
 static void manifest_request(Weights__Request *req, Weights__ManifestRequest *mr,

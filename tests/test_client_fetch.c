@@ -432,6 +432,10 @@ static void test_cancel_and_models(void **state)
 	assert_int_equal(list[0].n_tensors, 7);
 	assert_int_equal(list[0].available, 1);
 	assert_string_equal(list[0].error, "");
+	/* a server that sends no override (as one older than 1.10): "" */
+	assert_string_equal(wt_model_list_override(list, n, 0), "");
+	assert_null(wt_model_list_override(list, n, 1));
+	assert_null(wt_model_list_override(NULL, 0, 0));
 	wt_model_list_free(list, n);
 	wt_admin_result ar;
 	assert_int_equal(wt_client_admin(c, WT_ADMIN_STATS, NULL, NULL, &ar, &err),

@@ -272,6 +272,7 @@ static void evil_other(hostile *h, const Weights__Request *q)
 		mi.name = "m" EVIL;
 		mi.uri = "file:///x" EVIL;
 		mi.error = EVIL;
+		mi.config_override = "{\"a\":\"" EVIL "\"}";
 		ml.n_models = 1;
 		ml.models = &mp;
 		r.body_case = WEIGHTS__REPLY__BODY_MODELS;
@@ -336,6 +337,8 @@ static void test_server_text_escaped(void **state)
 	assert_string_equal(list[0].name, "m" EVIL_ESCAPED);
 	assert_string_equal(list[0].uri, "file:///x" EVIL_ESCAPED);
 	assert_string_equal(list[0].error, EVIL_ESCAPED);
+	assert_string_equal(wt_model_list_override(list, n, 0), "{\"a\":\"" EVIL_ESCAPED "\"}");
+	assert_null(wt_model_list_override(list, n, 1));
 	wt_model_list_free(list, n);
 	wt_admin_result res = {0};
 	assert_int_equal(wt_client_admin(c, WT_ADMIN_STATS, NULL, NULL, &res, &err), WT_OK);

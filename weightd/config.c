@@ -27,7 +27,8 @@ static const wd_cfg_key table[] = {
     {"model", WD_CFG_LIST, 0, 0, "", "NAME=URI", false, OFF(model),
      "one more model: NAME=URI (file:///dir, dir, s3://, http://); repeatable"},
     {"model_override", WD_CFG_LIST, 0, 0, "", "NAME=JSON", false, OFF(model_override),
-     "a model key's configuration override (vLLM's hf_overrides): NAME=JSON, one JSON object "
+     "a model key's or models_dir folder's configuration override (vLLM's hf_overrides): "
+     "NAME=JSON, one JSON object "
      "merged over its config.json, e.g. ds-mtp={\"architectures\": [\"DeepSeekMTPModel\"]}; "
      "repeatable"},
     {"peer", WD_CFG_LIST, 0, 0, "", "url", false, OFF(peer),

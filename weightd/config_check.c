@@ -209,22 +209,37 @@ int wd_config_check_override(const wd_strlist *l, const char *value, const char 
 	return WT_OK;
 }
 
-/* Every model_override names a model key (a typo would leave the model served without it). */
+/* Is the first n bytes of name a subfolder of models_dir (a folder model)? A name with a '/'
+ * or starting with '.' never is (scan_dir lists neither). */
+static bool is_model_folder(const wd_config *c, const char *name, size_t n)
+{
+	if (c->models_dir[0] == '\0' || n == 0 || name[0] == '.' || memchr(name, '/', n) != NULL)
+		return false;
+	char path[PATH_MAX];
+	int pn = snprintf(path, sizeof(path), "%s/%.*s", c->models_dir, (int)n, name);
+	struct stat sb;
+	return pn > 0 && (size_t)pn < sizeof(path) && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* Every model_override names a model key or a folder of models_dir (a typo would leave the
+ * model served without it). */
 static int check_overrides(const wd_config *c, wt_errbuf *err)
 {
 	for (size_t i = 0; i < c->model_override.n; i++) {
 		const char *o = c->model_override.v[i];
 		size_t n = (size_t)(strchr(o, '=') - o);
-		bool found = false;
+		bool found = is_model_folder(c, o, n);
 		for (size_t k = 0; k < c->model.n && !found; k++)
 			found = strncmp(c->model.v[k], o, n + 1) == 0;
 		if (!found)
 			return wt_seterr(
 			    err, WT_ECONFIG,
-			    "model_override names '%.*s', which no model key defines; add "
-			    "model = %.*s=URI, or register it with weightctl admin register "
-			    "--config-override",
-			    (int)n, o, (int)n, o);
+			    "model_override names '%.*s', which no model key defines and which is "
+			    "not "
+			    "a folder of models_dir %s; add model = %.*s=URI, create the folder, "
+			    "or "
+			    "register it with weightctl admin register --config-override",
+			    (int)n, o, c->models_dir[0] ? c->models_dir : "(none)", (int)n, o);
 	}
 	return WT_OK;
 }

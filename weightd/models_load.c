@@ -15,11 +15,24 @@
 
 #include "weightd/models_int.h"
 
-/* Add every subfolder of dir not yet known. at_start: a name that already
- * exists is a configuration error (WT_EDUP); otherwise it is skipped. */
-static int scan_dir(wd_models *m, const char *dir, bool explicit_dir, bool at_start, size_t *added,
-                    wt_errbuf *err)
+/* The model_override of model (key or folder) name, NULL for none. */
+static const char *config_override_of(const wd_config *cfg, const char *name)
 {
+	size_t n = strlen(name);
+	for (size_t i = 0; i < cfg->model_override.n; i++)
+		if (strncmp(cfg->model_override.v[i], name, n) == 0 &&
+		    cfg->model_override.v[i][n] == '=')
+			return cfg->model_override.v[i] + n + 1;
+	return NULL;
+}
+
+/* Add every subfolder of cfg's models_dir not yet known, each under its model_override if
+ * cfg has one. at_start: a name that already exists is a configuration error (WT_EDUP);
+ * otherwise it is skipped. */
+static int scan_dir(wd_models *m, const wd_config *cfg, bool explicit_dir, bool at_start,
+                    size_t *added, wt_errbuf *err)
+{
+	const char *dir = cfg->models_dir;
 	char abs[PATH_MAX];
 	DIR *d = realpath(dir, abs) ? opendir(abs) : NULL;
 	if (d == NULL) {
@@ -51,7 +64,12 @@ static int scan_dir(wd_models *m, const char *dir, bool explicit_dir, bool at_st
 			continue;
 		/* listed first, then opened: an open in progress is canceled by a stop
 		 * (wd_models_cancel_opens reaches listed entries only) */
-		rv = wd_models_add_from(m, de->d_name, uri, WD_SRC_FOLDER, WD_OPEN_LATER, err);
+		char *spec = NULL; /* the URI and the folder's model_override (modelspec.c) */
+		rv = wd_spec_make(uri, config_override_of(cfg, de->d_name), &spec, err);
+		if (rv == WT_OK)
+			rv = wd_models_add_from(m, de->d_name, spec, WD_SRC_FOLDER, WD_OPEN_LATER,
+			                        err);
+		free(spec);
 		if (rv == WT_OK && added != NULL)
 			(*added)++;
 		model_ent *e = rv == WT_OK && !at_start ? models_find(m, de->d_name) : NULL;
@@ -70,10 +88,10 @@ static int scan_dir(wd_models *m, const char *dir, bool explicit_dir, bool at_st
 	return rv;
 }
 
-int wd_models_rescan(wd_models *m, const char *dir, size_t *added, wt_errbuf *err)
+int wd_models_rescan(wd_models *m, const wd_config *cfg, size_t *added, wt_errbuf *err)
 {
 	*added = 0;
-	return scan_dir(m, dir, true, false, added, err);
+	return scan_dir(m, cfg, true, false, added, err);
 }
 
 /* Start: open every model added WD_OPEN_LATER, WD_OPEN_THREADS at a time
@@ -143,17 +161,6 @@ void wd_models_open_listed(wd_models *m)
 	open_all(m);
 }
 
-/* The model_override of model key name, NULL for none. */
-static const char *config_override_of(const wd_config *cfg, const char *name)
-{
-	size_t n = strlen(name);
-	for (size_t i = 0; i < cfg->model_override.n; i++)
-		if (strncmp(cfg->model_override.v[i], name, n) == 0 &&
-		    cfg->model_override.v[i][n] == '=')
-			return cfg->model_override.v[i] + n + 1;
-	return NULL;
-}
-
 int wd_models_add_all(wd_models **out, const wd_config *cfg, const ckpt_memo *memo, wt_errbuf *err)
 {
 	wd_models *m = calloc(1, sizeof(*m));
@@ -176,8 +183,7 @@ int wd_models_add_all(wd_models **out, const wd_config *cfg, const ckpt_memo *me
 	}
 	/* a missing models_dir is an error only when set explicitly (file or flag) */
 	if (rv == WT_OK)
-		rv = scan_dir(m, cfg->models_dir, wd_config_is_set(cfg, "models_dir"), true, NULL,
-		              err);
+		rv = scan_dir(m, cfg, wd_config_is_set(cfg, "models_dir"), true, NULL, err);
 	if (rv == WT_EEXIST) { /* the same name twice in the configuration */
 		rv = WT_EDUP;
 		if (err != NULL)

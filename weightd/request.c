@@ -113,6 +113,7 @@ static nng_msg *list_reply(wd_req *r)
 		mi[i] = init;
 		mi[i].name = (char *)info[i].name;
 		mi[i].uri = (char *)info[i].uri;
+		mi[i].config_override = (char *)(info[i].override ? info[i].override : "");
 		mi[i].available = info[i].available;
 		mi[i].source = (char *)wd_model_source_name(info[i].source);
 		mi[i].opening = info[i].opening || info[i].pending;

@@ -194,7 +194,7 @@ void wd_server_reconfigure(wd_server *s)
 	wd_models_set_revalidate(s->models, wd_cfg_live(&s->cfg->revalidate_ms));
 	size_t added = 0;
 	wt_errbuf err;
-	if (wd_models_rescan(s->models, s->cfg->models_dir, &added, &err) != WT_OK)
+	if (wd_models_rescan(s->models, s->cfg, &added, &err) != WT_OK)
 		WT_LOG(WT_LOG_WARNING, "rescan: %s", err.msg);
 	else if (added > 0)
 		WT_LOG(WT_LOG_NOTICE, "rescan of %s: %zu new models", s->cfg->models_dir, added);

@@ -201,8 +201,9 @@ void wd_models_each(wd_models *m, wd_model_source source,
                     void (*fn)(void *ctx, const char *name, const char *uri), void *ctx);
 /* "<cache_dir>/registered-models". Borrowed; valid while m is open. */
 const char *wd_models_registry_path(const wd_models *m);
-/* Add the subfolders of dir that are not models yet; *added = how many. */
-int wd_models_rescan(wd_models *m, const char *dir, size_t *added, wt_errbuf *err);
+/* Add the subfolders of cfg's models_dir that are not models yet (each under its
+ * model_override); *added = how many. */
+int wd_models_rescan(wd_models *m, const wd_config *cfg, size_t *added, wt_errbuf *err);
 
 typedef struct wd_model_info {
 	const char *name;     /* valid until wd_models_list_free */

@@ -10,10 +10,12 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: weightctl models --endpoint URL [--endpoint URL...] [--timeout-ms N]\n"
-	           "Prints: NAME ARCHITECTURE TENSORS BYTES REVISION URI SOURCE (one model a\n"
-	           "line, tab-separated); a model that fails validation:\n"
+	           "Prints: NAME ARCHITECTURE TENSORS BYTES REVISION URI SOURCE OVERRIDE (one\n"
+	           "model a line, tab-separated); a model that fails validation:\n"
 	           "NAME unavailable URI SOURCE ERROR. SOURCE: folder (a models_dir subfolder),\n"
-	           "config (model = NAME=URI) or registered (weightctl admin register).\n");
+	           "config (model = NAME=URI) or registered (weightctl admin register).\n"
+	           "OVERRIDE: the configuration override (JSON) the model is served under, - for\n"
+	           "none (or a weightd older than 1.10).\n");
 }
 
 /* "-" from a server too old to say where its models come from. */
@@ -49,9 +51,10 @@ int ctl_models(int argc, char **argv)
 			       src(&list[i]), list[i].error);
 			continue;
 		}
-		printf("%s\t%s\t%" PRIu32 "\t%" PRIu64 "\t%.16s\t%s\t%s\n", list[i].name,
+		const char *ov = wt_model_list_override(list, n, i);
+		printf("%s\t%s\t%" PRIu32 "\t%" PRIu64 "\t%.16s\t%s\t%s\t%s\n", list[i].name,
 		       list[i].architecture, list[i].n_tensors, list[i].checkpoint_bytes,
-		       list[i].revision, list[i].uri, src(&list[i]));
+		       list[i].revision, list[i].uri, src(&list[i]), ov[0] ? ov : "-");
 	}
 done:
 	wt_model_list_free(list, n);

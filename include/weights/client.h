@@ -182,6 +182,11 @@ typedef struct wt_model_info {
  * caller frees with wt_model_list_free(). */
 WT_API int wt_client_list_models(wt_client *c, wt_model_info **out, size_t *n, wt_errbuf *err);
 WT_API void wt_model_list_free(wt_model_info *list, size_t n); /* NULL is a no-op */
+/* Since 1.10: the configuration override entry i of a list from wt_client_list_models()
+ * (list, n as it returned them) is served under: its canonical JSON object (escaped as the
+ * other strings), "" for none or from a weightd older than 1.10; NULL when i >= n. Owned by
+ * the list (wt_model_info itself cannot grow: callers index the array with its size). */
+WT_API const char *wt_model_list_override(const wt_model_info *list, size_t n, size_t i);
 
 /* ---- manifests ---- */
 

@@ -8,9 +8,9 @@
 #define WEIGHTS_WEIGHTS_H
 
 #define WT_VERSION_MAJOR  1
-#define WT_VERSION_MINOR  9
+#define WT_VERSION_MINOR  10
 #define WT_VERSION_PATCH  0
-#define WT_VERSION_STRING "1.9.0"
+#define WT_VERSION_STRING "1.10.0"
 
 /* Format version of the shard format (docs/format.md; policy in section 7). */
 #define WT_FORMAT_VERSION 1

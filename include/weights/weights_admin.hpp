@@ -34,7 +34,8 @@ struct ModelInfo {
 	uint32_t n_tensors = 0;
 	bool available = false; /* false: error says why the folder failed validation */
 	std::string error;
-	std::string source; /* "folder", "config", "registered"; "" from an older server */
+	std::string source;          /* "folder", "config", "registered"; "" from an older server */
+	std::string config_override; /* canonical JSON; "" none (or a weightd before 1.10) */
 };
 
 /*
@@ -148,7 +149,8 @@ public:
 			const wt_model_info &m = list[i];
 			out.push_back(ModelInfo{m.name, m.uri, m.revision, m.architecture,
 			                        m.checkpoint_bytes, m.n_tensors, m.available != 0,
-			                        m.error, m.source});
+			                        m.error, m.source,
+			                        wt_model_list_override(list, n, i)});
 		}
 		return out;
 	}

@@ -187,6 +187,9 @@ def test_register_config_override(gated):
         assert models["mis"].architecture == "MistralForCausalLM"
         assert models["llama"].architecture == "LlamaForCausalLM"
         assert models["mis"].revision != models["llama"].revision
+        assert models["mis"].config_override == '{"architectures":["MistralForCausalLM"]}'
+        assert models["llama"].config_override == ""
+        assert models["mis"].uri == base + "/gate/llama"
         again = c.register("mis", base + "/gate/llama",
                            config_override='{"architectures": ["MistralForCausalLM"]}')
         assert "nothing changed" in again.text, again.text

@@ -250,7 +250,9 @@ class Client:
         try:
             return [ModelInfo(_s(m.name), _s(m.uri), _s(m.revision), _s(m.architecture),
                               m.checkpoint_bytes, m.n_tensors, bool(m.available),
-                              _s(m.error), _s(m.source)) for m in arr[:n.value]]
+                              _s(m.error), _s(m.source),
+                              _s(_lib.wt_model_list_override(arr, n, i)))
+                    for i, m in enumerate(arr[:n.value])]
         finally:
             _lib.wt_model_list_free(arr, n)
 

@@ -20,7 +20,10 @@ name ("BF16"), dtype_code the wt_dtype number, shape a tuple, hash the XXH3-128
 in hex, role "weight" / "scale" / "bias" / "input_scale"."""
 
 ModelInfo = namedtuple("ModelInfo", "name uri revision architecture checkpoint_bytes "
-                       "n_tensors available error source")
+                       "n_tensors available error source config_override",
+                       defaults=("",))
+ModelInfo.__doc__ = """A model the daemon serves (wt_model_info): config_override is the
+configuration override it is served under (canonical JSON, "" for none)."""
 
 AdminResult = namedtuple("AdminResult", "text bytes shards chunks bad disk_bytes disk_before "
                          "rewritten")

@@ -427,8 +427,10 @@ void admin(const weights::Client &c, const std::string &model, const weights::La
 	                          "{\"architectures\": [\"MistralForCausalLM\"]}");
 	ms = a.models();
 	expect(ms.size() == 2 && ms[0].name == "cxxmis" &&
-	           ms[0].architecture == "MistralForCausalLM",
-	       "models() after register_model_override");
+	           ms[0].architecture == "MistralForCausalLM" &&
+	           ms[0].config_override == "{\"architectures\":[\"MistralForCausalLM\"]}" &&
+	           ms[1].config_override.empty(),
+	       "models() after register_model_override, the override listed");
 	a.unregister("cxxmis");
 	expect_error([&] { a.register_model_override("cxxbad", "file://" + model_dir, "[1]"); },
 	             WT_EINVAL, "a configuration override that is not an object");

@@ -16,6 +16,12 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$hpid" ] && kill "$hpid" 2
 fail() { echo "weightctl_register.sh: FAIL: $*"; [ -f "$T/out" ] && cat "$T/out" "$T/err"; exit 1; }
 EP="ipc://$T/w.sock"
 W() { "$B/weightctl" "$@" >"$T/out" 2>"$T/err"; }
+# `weightctl models` (in $T/out) lists NAME with ARCHITECTURE, URI, SOURCE and OVERRIDE
+row() {
+	awk -F'\t' -v n="$1" -v a="$2" -v u="$3" -v s="$4" -v o="$5" \
+		'$1 == n && $2 == a && $6 == u && $7 == s && $8 == o { f = 1 } END { exit !f }' "$T/out"
+}
+MISOV='{"architectures":["MistralForCausalLM"]}'
 
 start() {
 	rm -f "$T/ready"
@@ -45,8 +51,8 @@ W admin --endpoint "$EP" register --model q2 --uri "$URI"; rc=$?
 grep -q "^registered model 'q2' ($URI) revision [0-9a-f]*, 26 tensors; saved in $T/cache/registered-models$" \
 	"$T/out" || fail "register output"
 W models --endpoint "$EP" || fail "models"
-grep -q "^q2	Qwen2ForCausalLM	26	.*	$URI	registered$" "$T/out" || fail "models: q2 registered"
-grep -q "^llama	LlamaForCausalLM	.*	file://$T/models/llama	folder$" "$T/out" || fail "models: llama folder"
+grep -q "^q2	Qwen2ForCausalLM	26	.*	$URI	registered	-$" "$T/out" || fail "models: q2 registered"
+grep -q "^llama	LlamaForCausalLM	.*	file://$T/models/llama	folder	-$" "$T/out" || fail "models: llama folder"
 W admin --endpoint "$EP" register --model q2 --uri "$URI"; rc=$?
 [ $rc = 0 ] && grep -q "nothing changed" "$T/out" || fail "same register again: exit $rc"
 W admin --endpoint "$EP" register --model q2 --uri "file://$T/models/llama"; rc=$?
@@ -97,7 +103,8 @@ W admin --endpoint "$EP" unregister --model mis2 || fail "unregister mis2"
 W admin --endpoint "$EP" unregister --model q2 --architecture X; rc=$?
 [ $rc = 2 ] && grep -q "for register only" "$T/err" || fail "unregister --architecture: exit $rc"
 W models --endpoint "$EP" || fail "models with mis"
-grep -q "^mis	MistralForCausalLM	.*	$LURI	registered$" "$T/out" || fail "models: mis as Mistral"
+row mis MistralForCausalLM "$LURI" registered "$MISOV" ||
+	fail "models: mis as Mistral, its override shown"
 W fetch --endpoint "$EP" --model mis --tp-size 2 --tp-rank 1 --out "$T/mis1.safetensors" ||
 	fail "fetch mis"
 "$B/weightctl" shard --model-dir "$T/models/llama" --name mis --tp-size 2 --tp-rank 1 \
@@ -151,10 +158,10 @@ grep -q "registered-models:6: no '='" "$T/daemon.err" || fail "damaged line not 
 grep -q "registered-models:5: model 'hand': the config override is not in canonical form" \
 	"$T/daemon.err" || fail "a non-canonical override not reported: $(cat "$T/daemon.err")"
 W models --endpoint "$EP" || fail "models after restart (mis)"
-grep -q "^mis	MistralForCausalLM	.*	$LURI	registered$" "$T/out" || fail "mis lost its override at restart"
+grep -q "^mis	MistralForCausalLM	.*	$LURI	registered	{" "$T/out" || fail "mis lost its override at restart"
 grep -q "^hand	" "$T/out" && fail "the non-canonical line was served"
 W models --endpoint "$EP" || fail "models after restart"
-grep -q "^q2	.*	registered$" "$T/out" || fail "q2 gone after restart"
+grep -q "^q2	.*	registered	-$" "$T/out" || fail "q2 gone after restart"
 W manifest --endpoint "$EP" --model q2 --tp-size 2 --tp-rank 1 || fail "manifest of q2 after restart"
 grep -q "q2" "$T/out" || fail "manifest output"
 
@@ -173,10 +180,30 @@ stop
 # a model key with a model_override (the configuration's form of the same override)
 start --model "cfgmis=$LURI" --model-override 'cfgmis={"architectures": ["MistralForCausalLM"]}'
 W models --endpoint "$EP" || fail "models with a model_override"
-grep -q "^cfgmis	MistralForCausalLM	.*	$LURI	config$" "$T/out" ||
+row cfgmis MistralForCausalLM "$LURI" config "$MISOV" ||
 	fail "model_override not applied: $(cat "$T/out")"
 W manifest --endpoint "$EP" --model cfgmis --tp-size 2 --tp-rank 1 || fail "manifest of cfgmis"
 stop
+# a models_dir folder takes its model_override by folder name: served as that class, byte for
+# byte weightctl shard --architecture's
+start --model-override 'llama={"architectures": ["MistralForCausalLM"]}'
+W models --endpoint "$EP" || fail "models with a folder's model_override"
+row llama MistralForCausalLM "file://$T/models/llama" folder "$MISOV" ||
+	fail "the folder's model_override not applied: $(cat "$T/out")"
+W fetch --endpoint "$EP" --model llama --tp-size 2 --tp-rank 1 --out "$T/fold1.safetensors" ||
+	fail "fetch the overridden folder"
+"$B/weightctl" shard --model-dir "$T/models/llama" --name llama --tp-size 2 --tp-rank 1 \
+	--architecture MistralForCausalLM --out "$T/foldoff1.safetensors" >/dev/null 2>&1 ||
+	fail "shard --architecture of the folder"
+cmp -s "$T/fold1.safetensors" "$T/foldoff1.safetensors" ||
+	fail "the folder's fetched rank differs from shard --architecture's"
+stop
+for bad in '../models/llama' '.hidden' 'nosuchfolder'; do
+	"$B/weightd" --listen "$EP" --models-dir "$T/models" --cache-dir "$T/cache" \
+		--model-override "$bad"'={"a": 1}' >"$T/out" 2>"$T/err"; rc=$?
+	[ $rc = 2 ] && grep -q "which is not a folder of models_dir $T/models" "$T/err" ||
+		fail "a model_override naming '$bad': exit $rc: $(cat "$T/err")"
+done
 "$B/weightd" --listen "$EP" --models-dir "$T/models" --cache-dir "$T/cache" \
 	--model-override 'nomodel={"a": 1}' >"$T/out" 2>"$T/err"; rc=$?
 [ $rc = 2 ] && grep -q "model_override names 'nomodel', which no model key defines" "$T/err" ||
