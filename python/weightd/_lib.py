@@ -236,7 +236,11 @@ wt_client_close = _fn("wt_client_close", None, c_void_p)
 wt_client_list_models = _fn("wt_client_list_models", c_int, c_void_p, P(P(ModelInfo)),
                             P(c_size), E)
 wt_model_list_free = _fn("wt_model_list_free", None, P(ModelInfo), c_size)
-wt_model_list_override = _fn("wt_model_list_override", c_char_p, P(ModelInfo), c_size, c_size)
+try:  # libweights 1.10; with an older one every config_override reads ""
+    wt_model_list_override = _fn("wt_model_list_override", c_char_p, P(ModelInfo), c_size,
+                                 c_size)
+except AttributeError:
+    wt_model_list_override = None
 
 
 class AdminResult(ctypes.Structure):  # wt_admin_result (not versioned: frozen)

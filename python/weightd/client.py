@@ -169,6 +169,13 @@ class Fetch:
         return self._result
 
 
+def _override(arr, n, i):
+    """The configuration override of entry i of a model list ("" before libweights 1.10)."""
+    if _lib.wt_model_list_override is None:
+        return ""
+    return _s(_lib.wt_model_list_override(arr, n, i))
+
+
 class Client:
     """A libweights client. endpoints: one "tcp://host:port" / "ipc:///path" or
     a list (fail-over in rendezvous order). Other keywords are wt_client_opts
@@ -251,7 +258,7 @@ class Client:
             return [ModelInfo(_s(m.name), _s(m.uri), _s(m.revision), _s(m.architecture),
                               m.checkpoint_bytes, m.n_tensors, bool(m.available),
                               _s(m.error), _s(m.source),
-                              _s(_lib.wt_model_list_override(arr, n, i)))
+                              _override(arr, n, i))
                     for i, m in enumerate(arr[:n.value])]
         finally:
             _lib.wt_model_list_free(arr, n)
