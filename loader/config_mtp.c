@@ -22,6 +22,11 @@
  * num_hidden_layers 0; mimo_mtp.py) alike: num_nextn_predict_layers required >= 1 (the
  * model.mtp_layers.{n} it builds), untied (the draft's own lm_head), every other key MiMoConfig's
  * (model_type mimo: config_mimo.c, Qwen2Config's class defaults).
+ * Qwen3-Next's (Qwen3NextMTP: vLLM's speculative config renames a qwen3_next config so, model_type
+ * qwen3_next_mtp; qwen3_next_mtp.py) alike but for the count: num_nextn_predict_layers may be
+ * absent (Qwen3-Next's config has none) and is then 1, as the draft reads getattr(config,
+ * "num_nextn_predict_layers", 1); present, an integer >= 1. Untied (the draft's own lm_head),
+ * every other key Qwen3NextConfig's (model_type qwen3_next: its class defaults).
  */
 #include <string.h>
 
@@ -32,7 +37,14 @@ static bool is_mtp(const char *arch)
 {
 	return arch != NULL &&
 	       (strcmp(arch, "DeepSeekMTPModel") == 0 || strcmp(arch, "Glm4MoeMTPModel") == 0 ||
-	        strcmp(arch, "MiMoMTPModel") == 0);
+	        strcmp(arch, "MiMoMTPModel") == 0 || strcmp(arch, "Qwen3NextMTP") == 0);
+}
+
+/* The drafts whose MTP layer count has a default when config.json lacks the key (vLLM's
+ * getattr(config, "num_nextn_predict_layers", 1)). */
+static bool count_defaults(const char *arch)
+{
+	return strcmp(arch, "Qwen3NextMTP") == 0;
 }
 
 int config_parse_mtp(json_t *root, ckpt_config *c, wt_errbuf *err)
@@ -41,7 +53,7 @@ int config_parse_mtp(json_t *root, ckpt_config *c, wt_errbuf *err)
 	if (!is_mtp(c->architecture))
 		return WT_OK;
 	json_t *n = json_object_get(root, "num_nextn_predict_layers");
-	if (n == NULL || json_is_null(n))
+	if ((n == NULL || json_is_null(n)) && !count_defaults(c->architecture))
 		return wt_seterr(
 		    err, WT_ECORRUPT,
 		    "config.json: %s needs num_nextn_predict_layers (vLLM builds the "
@@ -49,7 +61,7 @@ int config_parse_mtp(json_t *root, ckpt_config *c, wt_errbuf *err)
 		    "has none without it); give the target's count (DeepSeek-V3, GLM-4.5, "
 		    "MiMo-7B: 1)",
 		    c->architecture);
-	int rv = config_get_int(root, "num_nextn_predict_layers", 0, 1, &c->mtp_layers, err);
+	int rv = config_get_int(root, "num_nextn_predict_layers", 1, 1, &c->mtp_layers, err);
 	if (rv != WT_OK)
 		return rv;
 	if (strcmp(c->architecture, "DeepSeekMTPModel") == 0 &&

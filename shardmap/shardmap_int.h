@@ -278,7 +278,8 @@ typedef struct sm_family {
 	bool mtp;
 	/* MiMo's MTP draft (MiMoMTPModel: family_mimo_mtp.c): {i} runs over the layers 0 ..
 	 * num_nextn_predict_layers - 1 only (model.mtp_layers.{n}: vLLM's speculative config sets
-	 * num_hidden_layers 0, so n is the runtime index too) */
+	 * num_hidden_layers 0, so n is the runtime index too; Qwen3NextMTP's mtp.layers.{n} alike:
+	 * family_qwen3_next_mtp.c) */
 	bool mtp_from0;
 } sm_family;
 
