@@ -141,6 +141,8 @@ extern const sm_family shardmap_family_mlp_speculator;  /* family_drafts.c */
 extern const sm_family shardmap_family_deepseek_mtp;    /* family_mtp.c */
 extern const sm_family shardmap_family_glm4_moe_mtp;    /* family_mtp.c */
 extern const sm_family shardmap_family_mimo_mtp;        /* family_mimo_mtp.c */
+extern const sm_family shardmap_family_qwen3_next_mtp;  /* family_qwen3_next_mtp.c */
+extern const sm_family shardmap_family_ernie_mtp;       /* family_ernie_mtp.c */
 extern const sm_family shardmap_family_qwen2_rm;
 extern const sm_family shardmap_family_qwen2_prm;
 extern const sm_family shardmap_family_qwen3_omni_moe;

@@ -16,7 +16,8 @@
  * mlp.experts.{j}.{gate,up,down}_proj stacked; shared experts mlp.shared_experts.* of
  * moe_intermediate_size x moe_num_shared_experts merged like DeepSeek's. The MTP module
  * (model.mtp_block.*, model.mtp_emb_norm.*, model.mtp_hidden_norm.*,
- * model.mtp_linear_proj.*) is dropped as transformers skips it on load.
+ * model.mtp_linear_proj.*) is dropped as transformers skips it on load; the draft family
+ * ernie_mtp (family_ernie_mtp.c) cuts it.
  */
 #include <inttypes.h>
 

@@ -18,7 +18,8 @@
  *   sigmoid gate), a dense Qwen3NextMLP in mlp_only_layers and off decoder_sparse_step;
  *   no biases anywhere in the MLPs.
  * - mtp.*: the multi-token-prediction module of the released checkpoints, dropped (listed
- *   as skipped) as transformers ignores it on load (_keys_to_ignore_on_load_unexpected).
+ *   as skipped) as transformers ignores it on load (_keys_to_ignore_on_load_unexpected); the
+ *   draft family qwen3_next_mtp (family_qwen3_next_mtp.c) cuts it.
  */
 #include <inttypes.h>
 

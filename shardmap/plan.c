@@ -458,10 +458,10 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 		if ((ru->flags & SM_F_LMHEAD) && x->tied)
 			return skip_tied_lm_head(x, p, k, err);
 		char rt[NAME_MAX_LEN];
-		bool keep =
-		    strstr(ru->ckpt, "{k}") != NULL; /* {k} binds nothing: the name is kept */
+		bool keep = strstr(ru->ckpt, "{k}") != NULL; /* {k} binds nothing: name kept */
+		int64_t ir = i + x->dm.rt_lo; /* the runtime's {i} (ERNIE's MTP layer: + L) */
 		if (keep ? (size_t)snprintf(rt, sizeof(rt), "%s", cn) >= sizeof(rt)
-		         : !shardmap_expand_rt(x->fam, x->alt, ru->runtime, i, j, rt, sizeof(rt)))
+		         : !shardmap_expand_rt(x->fam, x->alt, ru->runtime, ir, j, rt, sizeof(rt)))
 			return wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 		return add_entry(x, k, (uint32_t)r, i, j, rt, cn, err);
 	}

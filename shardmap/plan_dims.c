@@ -506,6 +506,7 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	}
 	if (x->fam->mtp_from0) /* MiMo's: [0, num_nextn_predict_layers) */
 		d->n_layers = c->mtp_layers;
+	d->rt_lo = x->fam->mtp_rt_shift ? c->num_hidden_layers : 0;
 	d->q_lora_rank = c->q_lora_rank;
 	d->kv_lora_rank = c->kv_lora_rank;
 	d->qk_nope_dim = c->qk_nope_head_dim;

@@ -23,6 +23,7 @@ typedef struct sm_dims {
 	int64_t shared_inter; /* [ISH] shared-expert intermediate size (0 = none) */
 	int64_t n_layers;     /* [L] num_hidden_layers (an MTP draft: + num_nextn_predict_layers) */
 	int64_t layer_lo;     /* the first layer {i} names: 0 (an MTP draft: num_hidden_layers) */
+	int64_t rt_lo;        /* added to {i} in runtime names: 0 (ErnieMTP: num_hidden_layers) */
 	/* DeepSeek-V3 multi-head latent attention */
 	int64_t q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
 	int64_t n_sinks; /* openPangu's param_sink_number */

@@ -139,6 +139,8 @@ static const sm_family *const families[] = {
     &shardmap_family_deepseek_mtp,
     &shardmap_family_glm4_moe_mtp,
     &shardmap_family_mimo_mtp,
+    &shardmap_family_qwen3_next_mtp,
+    &shardmap_family_ernie_mtp,
     &shardmap_family_qwen2_rm,
     &shardmap_family_qwen2_prm,
     &shardmap_family_qwen3_omni_moe,

@@ -278,8 +278,13 @@ typedef struct sm_family {
 	bool mtp;
 	/* MiMo's MTP draft (MiMoMTPModel: family_mimo_mtp.c): {i} runs over the layers 0 ..
 	 * num_nextn_predict_layers - 1 only (model.mtp_layers.{n}: vLLM's speculative config sets
-	 * num_hidden_layers 0, so n is the runtime index too) */
+	 * num_hidden_layers 0, so n is the runtime index too; Qwen3NextMTP's mtp.layers.{n} alike:
+	 * family_qwen3_next_mtp.c) */
 	bool mtp_from0;
+	/* ERNIE 4.5's MTP draft (ErnieMTPModel: family_ernie_mtp.c): {i} of a runtime name is the
+	 * checkpoint's index + num_hidden_layers (model.mtp_block.0. is served as
+	 * model.layers.{num_hidden_layers}.mtp_block.: vLLM's _rewrite_spec_layer_name) */
+	bool mtp_rt_shift;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
