@@ -280,6 +280,9 @@ typedef struct sm_family {
 	 * num_nextn_predict_layers - 1 only (model.mtp_layers.{n}: vLLM's speculative config sets
 	 * num_hidden_layers 0, so n is the runtime index too) */
 	bool mtp_from0;
+	/* Ovis (family_ovis.c): the AIMv2 backbone's keys are under
+	 * visual_tokenizer_config.backbone_config (named so where its heads do not divide tp) */
+	bool ovis;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
