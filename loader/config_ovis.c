@@ -13,13 +13,17 @@
  * are cut here; gemma2 (Ovis1.6-Gemma2, whose tower is SigLIP) is refused.
  *
  * The visual tokenizer, visual_tokenizer_config (required: vLLM reads it unguarded): model_type
- * aimv2_visual_tokenizer (siglip_visual_tokenizer, Ovis1.6's, refused), vocab_size 16384 (the
- * vte rows; the head has vocab_size - 5: the image indicator tokens), hidden_stride 1 (into
+ * aimv2_visual_tokenizer or siglip_visual_tokenizer (the same keys), vocab_size 16384 (the vte
+ * rows; the head has vocab_size - 5: the image indicator tokens), hidden_stride 1 (into
  * v_spatial_merge_size: the head is backbone hidden_size x hidden_stride^2 wide); depths is not
  * read (vLLM builds backbone_config's num_hidden_layers blocks: backbone_kwargs is unused).
- * backbone_config (required: vLLM reads its model_type): model_type aimv2, AIMv2Config's keys and
- * defaults: hidden_size 1024, intermediate_size 2816, num_hidden_layers 24, num_attention_heads 8,
- * num_channels 3, image_size 224, patch_size 14, qkv_bias false, use_bias false. The top level's
+ * backbone_config (required: vLLM's VisualTokenizer builds the backbone of its model_type, into
+ * v_model_type): aimv2 (Ovis2) with AIMv2Config's keys and defaults: hidden_size 1024,
+ * intermediate_size 2816, num_hidden_layers 24, num_attention_heads 8, num_channels 3,
+ * image_size 224, patch_size 14, qkv_bias false, use_bias false; siglip_vision_model (Ovis1.6)
+ * with SiglipVisionConfig's (transformers 4.57.1): 768, 3072, 12 layers, 12 heads, 3 channels,
+ * image 224, patch 16, and vision_use_head (true unless false or null: the class defines none,
+ * so vLLM's SiglipVisionTransformer builds the pooling head). The top level's
  * hidden_size (the vte's width: vLLM builds VisualEmbedding(vocab_size, config.hidden_size))
  * into ov_hidden (-1 when absent; the planner checks it against the language model's).
  */
@@ -95,17 +99,38 @@ static int parse_aimv2(json_t *b, ckpt_config *c, wt_errbuf *err)
 	return rv;
 }
 
+/* SiglipVisionConfig's keys of backbone_config b (an object) into c, its defaults for absent
+ * ones; vision_use_head. */
+static int parse_siglip(json_t *b, ckpt_config *c, wt_errbuf *err)
+{
+	static const config_int_key ints[] = {
+	    {"hidden_size", 768, offsetof(ckpt_config, v_hidden_size)},
+	    {"intermediate_size", 3072, offsetof(ckpt_config, v_intermediate_size)},
+	    {"num_hidden_layers", 12, offsetof(ckpt_config, v_num_layers)},
+	    {"num_attention_heads", 12, offsetof(ckpt_config, v_num_attn_heads)},
+	    {"image_size", 224, offsetof(ckpt_config, v_image_size)},
+	    {"patch_size", 16, offsetof(ckpt_config, v_patch_size)},
+	    {"num_channels", 3, offsetof(ckpt_config, v_in_chans)},
+	};
+	int rv = config_read_ints(b, "visual_tokenizer_config.backbone_config", ints,
+	                          CONFIG_NKEYS(ints), c, err);
+	json_t *h = json_object_get(b, "vision_use_head");
+	c->v_use_head = !json_is_false(h);
+	c->v_patch_given = true;
+	return rv;
+}
+
 /* visual_tokenizer_config t (an object): its class, vocab_size, hidden_stride, backbone. */
 static int parse_tokenizer(json_t *t, ckpt_config *c, wt_errbuf *err)
 {
 	const char *mt = json_string_value(json_object_get(t, "model_type"));
-	if (mt == NULL || strcmp(mt, "aimv2_visual_tokenizer") != 0)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: visual_tokenizer_config.model_type '%s': Ovis's visual "
-		    "tokenizer is cut here only as aimv2_visual_tokenizer (Ovis2's AIMv2 "
-		    "backbone; Ovis1.6's siglip_visual_tokenizer is not cut here)",
-		    mt != NULL ? mt : "(none)");
+	if (mt == NULL || (strcmp(mt, "aimv2_visual_tokenizer") != 0 &&
+	                   strcmp(mt, "siglip_visual_tokenizer") != 0))
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: visual_tokenizer_config.model_type '%s': OvisConfig "
+		                 "builds the visual tokenizer's config of aimv2_visual_tokenizer "
+		                 "(Ovis2) or siglip_visual_tokenizer (Ovis1.6) only",
+		                 mt != NULL ? mt : "(none)");
 	int rv = config_get_int(t, "vocab_size", 16384, 6, &c->ov_vocab, err);
 	if (rv == WT_OK)
 		rv = config_get_int(t, "hidden_stride", 1, 1, &c->v_spatial_merge_size, err);
@@ -126,13 +151,15 @@ static int parse_tokenizer(json_t *t, ckpt_config *c, wt_errbuf *err)
 		    "or not an object: vLLM's VisualTokenizer builds the backbone of its "
 		    "model_type (aimv2)");
 	const char *bmt = json_string_value(json_object_get(b, "model_type"));
-	if (bmt == NULL || strcmp(bmt, "aimv2") != 0)
+	bool aim = bmt != NULL && strcmp(bmt, "aimv2") == 0;
+	if (!aim && (bmt == NULL || strcmp(bmt, "siglip_vision_model") != 0))
 		return wt_seterr(err, WT_EUNSUPPORTED,
 		                 "config.json: visual_tokenizer_config.backbone_config.model_type "
-		                 "'%s': the backbone is cut here only as aimv2 (Ovis2's; "
-		                 "siglip_vision_model, Ovis1.6's, is not cut here)",
+		                 "'%s': vLLM's VisualTokenizer builds an aimv2 (Ovis2) or "
+		                 "siglip_vision_model (Ovis1.6) backbone only",
 		                 bmt != NULL ? bmt : "(none)");
-	return parse_aimv2(b, c, err);
+	snprintf(c->v_model_type, sizeof(c->v_model_type), "%s", bmt);
+	return aim ? parse_aimv2(b, c, err) : parse_siglip(b, c, err);
 }
 
 int config_parse_ovis(json_t *root, ckpt_config *c, wt_errbuf *err)

@@ -1,8 +1,9 @@
 /*
- * family_ovis.c — Ovis (Ovis, model_type ovis: AIDC-AI/Ovis2-1B, -2B, -4B, -8B, -16B, -34B, remote
- * code; docs/format.md section 2.7), cut as vLLM's ovis.py / aimv2.py load it (a bare
- * AutoWeightsLoader: the checkpoint's names llm.*, visual_tokenizer.*, vte.*; AIMv2Model's own
- * load_weights under visual_tokenizer.backbone.).
+ * family_ovis.c — Ovis (Ovis, model_type ovis: AIDC-AI/Ovis2-1B, -2B, -4B, -8B, -16B, -34B and
+ * Ovis1.6-Llama3.2-3B, remote code; docs/format.md section 2.7), cut as vLLM's ovis.py / aimv2.py
+ * (and siglip.py) load it (a bare AutoWeightsLoader: the checkpoint's names llm.*,
+ * visual_tokenizer.*, vte.*; AIMv2Model's / SiglipVisionModel's own load_weights under
+ * visual_tokenizer.backbone.).
  *
  * - The language model (init_vllm_registered_model of llm_config, model_type qwen2 or llama)
  *   under llm.: Llama's table with Qwen2's q/k/v biases (llm.model.*, llm.lm_head.weight), the
@@ -17,6 +18,13 @@
  *   with use_bias), mlp.fc2 by columns (its bias whole), Linears quantized; norm_1 / norm_2
  *   whole. trunk.post_trunk_norm is skipped (vLLM builds none: load_weights skips it). vLLM
  *   divides the heads by tp_size (divide() asserts): a tp_size not dividing them is refused.
+ * - Ovis1.6's SigLIP backbone (backbone_config.model_type siglip_vision_model: vLLM's
+ *   SiglipVisionModel, built with the quantization config, every block and post_layernorm
+ *   built) under visual_tokenizer.backbone.vision_model.: LLaVA's SigLIP rows (q/k/v with biases
+ *   fused by heads into qkv_proj, out_proj / fc2 by columns, fc1 by rows, the patch Conv2d,
+ *   position table, LayerNorms and row-parallel biases whole; SiglipMLPs whose sizes are not
+ *   multiples of 64 built unquantized, shardmap_siglip_mlp_float), its pooling head
+ *   (vision_use_head not false) as LLaVA's; the siglip_tower table.
  * - The visual tokenizer's head: head.0 (ReplicatedLinear without the quantization config,
  *   no bias) [vocab_size - 5, VE x hidden_stride^2] and head.1 (LayerNorm [vocab_size - 5],
  *   weight and bias) whole on every rank, never quantized.
@@ -39,6 +47,7 @@
 #define OV_VT "visual_tokenizer.backbone."
 #define OV_VB OV_VT "trunk.blocks.{i}."
 #define OV_H  "visual_tokenizer.head."
+#define OV_SV OV_VT "vision_model."
 
 /* A [VE] tensor of every block, whole on every rank, under condition c. */
 #define OV_VB_REPL(n, c)                                                                           \
@@ -52,12 +61,20 @@
 	    SM_RULE(OV_VB "mlp." x ".bias", OV_VB "mlp.fc13.bias", SM_K_ROWS, part, SM_U_VI,       \
 	            SM_C_OVBIAS, SM_F_VIS, 1, SM_D_VI, SM_D_ANY)
 
+/* The language model under llm.: Qwen2's / Llama's rows. */
+#define OV_LM_RULES                                                                                \
+	SM_RULES_TOP_AT("llm."), SM_RULES_LNORM, SM_RULES_ATTN,                                    \
+	    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL)
+/* The visual tokenizer's head and the visual embedding table: whole, never quantized. */
+#define OV_HEAD_RULES                                                                              \
+	OV_REPL(OV_H "0.weight", 2, SM_D_OVH, SM_D_VM),                                            \
+	    OV_REPL(OV_H "1.weight", 1, SM_D_OVH, SM_D_ANY),                                       \
+	    OV_REPL(OV_H "1.bias", 1, SM_D_OVH, SM_D_ANY),                                         \
+	    OV_REPL("vte.weight", 2, SM_D_OVV, SM_D_HID)
+
 /* clang-format off */
 static const sm_rule ovis_rules[] = {
-    SM_RULES_TOP_AT("llm."),
-    SM_RULES_LNORM,
-    SM_RULES_ATTN,
-    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    OV_LM_RULES,
     {OV_VT "preprocessor.patchifier.proj.weight", OV_VT "preprocessor.patchifier.proj.weight",
      SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 4, {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}},
     OV_REPL(OV_VT "preprocessor.patchifier.proj.bias", 1, SM_D_VE, SM_D_ANY),
@@ -78,12 +95,24 @@ static const sm_rule ovis_rules[] = {
     SM_RULE(OV_VB "mlp.fc2.weight", OV_VB "mlp.fc2.weight", SM_K_COLS, 0, SM_U_VI, SM_C_ALL,
             SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VI),
     OV_VB_REPL("mlp.fc2.bias", SM_C_OVBIAS),
-    OV_REPL(OV_H "0.weight", 2, SM_D_OVH, SM_D_VM),
-    OV_REPL(OV_H "1.weight", 1, SM_D_OVH, SM_D_ANY),
-    OV_REPL(OV_H "1.bias", 1, SM_D_OVH, SM_D_ANY),
-    OV_REPL("vte.weight", 2, SM_D_OVV, SM_D_HID),
+    OV_HEAD_RULES,
 };
 /* clang-format on */
+
+/* Ovis1.6: the SigLIP backbone (vLLM's SiglipVisionModel), its pooling head. */
+static const sm_rule ovis_siglip_rules[] = {
+    OV_LM_RULES,
+    SM_RULES_SIGLIP_TOWER(OV_SV),
+    SM_RULES_SIGLIP_POOL_HEAD(OV_SV "head.", SM_C_OVHEAD),
+    OV_HEAD_RULES,
+};
+
+/* SiglipMLP (the blocks' and the pooling head's) built without the quantization config when
+ * its sizes are not multiples of 64, as LLaVA's SigLIP tower. */
+static bool ovis_siglip_float(const ckpt_config *c, const char *cn)
+{
+	return shardmap_siglip_mlp_float(c, OV_SV, cn);
+}
 
 #define OV_POST OV_VT "trunk.post_trunk_norm."
 
@@ -168,16 +197,13 @@ static int ovis_check(const ckpt_config *c, wt_errbuf *err)
 
 static const char *const ovis_archs[] = {"Ovis", NULL};
 
-const sm_family shardmap_family_ovis = {
-    .name = "ovis",
-    .archs = ovis_archs,
-    .rules = ovis_rules,
-    .n_rules = SM_NRULES(ovis_rules),
-    .layer_prefix = "llm.model.layers.",
-    .check = ovis_check,
-    .check_extra = ovis_extra,
-    .drop_canon = ovis_drop,
-    .vision_siglip = true,
-    .vision_gated = true,
-    .ovis = true,
-};
+#define OV_FAMILY(R)                                                                               \
+	.name = "ovis", .archs = ovis_archs, .rules = R, .n_rules = SM_NRULES(R),                  \
+	.layer_prefix = "llm.model.layers.", .check = ovis_check, .vision_siglip = true,           \
+	.vision_gated = true, .ovis = true
+
+static const sm_family ovis_siglip = {OV_FAMILY(ovis_siglip_rules),
+                                      .keep_float = ovis_siglip_float};
+
+const sm_family shardmap_family_ovis = {OV_FAMILY(ovis_rules), .check_extra = ovis_extra,
+                                        .drop_canon = ovis_drop, .siglip_tower = &ovis_siglip};

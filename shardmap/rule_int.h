@@ -336,9 +336,11 @@ typedef enum {
 	SM_C_MSTIE0,
 	SM_C_MSTIE1,
 	/* Ovis's AIMv2 backbone: backbone_config.qkv_bias (attn.qkv.bias), use_bias (attn.proj /
-	 * mlp.fc1 / fc2 / fc3 biases) */
+	 * mlp.fc1 / fc2 / fc3 biases); its SigLIP backbone's vision_use_head not false (v_use_head:
+	 * the pooling head) */
 	SM_C_OVQKVB,
 	SM_C_OVBIAS,
+	SM_C_OVHEAD,
 } sm_cond;
 
 enum {

@@ -6,7 +6,8 @@
  * head and vte whole and never quantized, trunk.post_trunk_norm skipped; the language model
  * under llm. byte for byte the qwen2 / llama families' ranks of the same weights (TP 1 / 2 / 4 /
  * 8, int8-channel TP 2, fp8-channel TP 4); coverage; the backbone's bias switches; the config
- * classes' defaults; the refusals. Seed fixed.
+ * classes' defaults; the refusals; Ovis1.6's SigLIP backbone (LLaVA's SigLIP cut, its pooling
+ * head). Seed fixed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -407,16 +408,18 @@ static void test_ov_errors(void **state)
 	           "visual_tokenizer_config", "missing");
 	fx_refused(ovis_model(2, O_ALL),
 	           CFG(QW_LM, "\"visual_tokenizer_config\":{\"model_type\":"
-	                      "\"siglip_visual_tokenizer\"," BB("4", SW) "}"),
-	           WT_EUNSUPPORTED, "siglip_visual_tokenizer", "aimv2_visual_tokenizer");
+	                      "\"clip_visual_tokenizer\"," BB("4", SW) "}"),
+	           WT_EUNSUPPORTED, "model_type 'clip_visual_tokenizer'",
+	           "siglip_visual_tokenizer");
 	fx_refused(ovis_model(2, O_ALL),
 	           CFG(QW_LM, "\"visual_tokenizer_config\":{\"model_type\":"
 	                      "\"aimv2_visual_tokenizer\"}"),
 	           WT_ECORRUPT, "visual_tokenizer_config.backbone_config", "missing");
 	fx_refused(ovis_model(2, O_ALL),
 	           CFG(QW_LM, VTC("2", "\"backbone_config\":{\"model_type\":"
-	                               "\"siglip_vision_model\"}")),
-	           WT_EUNSUPPORTED, "backbone_config.model_type 'siglip_vision_model'", "aimv2");
+	                               "\"clip_vision_model\"}")),
+	           WT_EUNSUPPORTED, "backbone_config.model_type 'clip_vision_model'",
+	           "siglip_vision_model");
 	fx_refused(ovis_model(2, O_ALL), CFG(QW_LM, VTC("2", BB("3", SW))), WT_ECORRUPT,
 	           "backbone_config num_attention_heads 3", "hidden_size 64");
 	fx_refused(ovis_model(2, O_ALL), CFG(QW_LM, VTC("3", BB("4", SW))), WT_EUNSUPPORTED,
@@ -452,13 +455,118 @@ static void test_ov_errors(void **state)
 	           "num_hidden_layers");
 }
 
+/* Ovis1.6's SigLIP backbone: width 64, 4 heads, MLP vi, image 4 / patch 2 (2 x 2 patches), 2
+ * blocks and post_layernorm, the pooling head (use_head); hidden_stride 2. */
+#define SV VT "vision_model."
+#define BB_SIG(vi, extra)                                                                          \
+	"\"backbone_config\":{\"model_type\":\"siglip_vision_model\",\"hidden_size\":64,"          \
+	"\"intermediate_size\":" vi ",\"num_hidden_layers\":2,\"num_attention_heads\":4,"          \
+	"\"image_size\":4,\"patch_size\":2" extra "}"
+#define VTC_SIG(bb)                                                                                \
+	"\"visual_tokenizer_config\":{\"model_type\":\"siglip_visual_tokenizer\",\"vocab_size\":"  \
+	"37,\"hidden_stride\":2," bb "}"
+
+static tm_model *siglip_model(bool head, int64_t vi)
+{
+	tm_model *m = tm_new(SEED, WT_BF16);
+	add_lm(m, LM);
+	mm_add_vit_at(m, LAY_TEXT, SV, false, VE, vi, 4, 2);
+	if (head)
+		fx_add_siglip_head(m, SV "head.", VE, vi);
+	tm_add2(m, "visual_tokenizer.head.0.weight", OVH, VM);
+	tm_add2(m, "visual_tokenizer.head.1.weight", OVH, 0);
+	tm_add2(m, "visual_tokenizer.head.1.bias", OVH, 0);
+	tm_add2(m, "vte.weight", OVV, HID);
+	return m;
+}
+
+/* Ovis1.6's SigLIP backbone at TP 2 / 4 by hand (LLaVA's SigLIP cut: q/k/v fused by heads,
+ * out_proj / fc2 by columns, fc1 by rows, post_layernorm and the embeddings whole, the pooling
+ * head's MLP split), the language model byte for byte qwen2's; vision_use_head false builds no
+ * pooling head (a checkpoint holding it refused naming the key); a SiglipMLP of 96 (not a
+ * multiple of 64) kept BF16 under int8-channel, one of 128 quantized. */
+static void test_ov_siglip(void **state)
+{
+	(void)state;
+	static const char cfg[] = CFG(QW_LM, VTC_SIG(BB_SIG("128", "")));
+	static const char nohead[] =
+	    CFG(QW_LM, VTC_SIG(BB_SIG("128", ",\"vision_use_head\":false")));
+	static const char odd[] = CFG(QW_LM, VTC_SIG(BB_SIG("96", "")));
+	for (uint32_t T = 2; T <= 4; T *= 2) {
+		fx f, t;
+		fx_open(&f, siglip_model(true, 128), cfg, T, 1, 0, true);
+		fx_open(&t, text_model(), cfg_qw_text, T, 1, 0, true);
+		assert_string_equal(shardmap_family(f.p), "ovis");
+		for (uint32_t r = 0; r < T; r++) {
+			for (int b = 0; b < 2; b++)
+				fx_vit_block(&f, T, r, SV "encoder.layers.%d.", b, VE, 128);
+			fx_siglip_head_is(&f, T, r, SV "head.", VE, 128);
+			static const char *const w[] = {SV "post_layernorm.weight",
+			                                SV "post_layernorm.bias",
+			                                SV "embeddings.patch_embedding.weight",
+			                                SV "embeddings.patch_embedding.bias",
+			                                SV "embeddings.position_embedding.weight",
+			                                "visual_tokenizer.head.0.weight",
+			                                "visual_tokenizer.head.1.bias",
+			                                "vte.weight"};
+			for (size_t k = 0; k < sizeof(w) / sizeof(w[0]); k++)
+				repl(&f, r, w[k]);
+			fx_same_rank(&f, &t, r, LM);
+		}
+		assert_int_equal(shardmap_n_skipped(f.p), 0);
+		fx_close(&f);
+		fx_close(&t);
+	}
+	fx f;
+	fx_open(&f, siglip_model(false, 128), nohead, 2, 1, 0, true);
+	assert_int_equal(tm_ix(f.p, 0, SV "head.probe"), -1);
+	fx_close(&f);
+	fx_refused(siglip_model(true, 128), nohead, WT_EUNSUPPORTED, "vision_model.head.",
+	           "backbone_config.vision_use_head");
+	fx_refused(siglip_model(false, 128), cfg, WT_ENOTFOUND, "vision_model.head.",
+	           "backbone_config.vision_use_head");
+	static const char *const keep[] = {
+	    SV "encoder.layers.1.mlp.fc1.weight", SV "encoder.layers.1.mlp.fc2.weight",
+	    SV "head.mlp.fc1.weight", "visual_tokenizer.head.0.weight"};
+	static const char *const q[] = {SV "encoder.layers.1.self_attn.qkv_proj.weight",
+	                                SV "encoder.layers.1.self_attn.out_proj.weight",
+	                                L1 "self_attn.o_proj.weight"};
+	fx_open_quant(&f, siglip_model(true, 96), odd, 2, WT_QUANT_INT8_CHANNEL, WT_BF16, keep, 4,
+	              q, 3);
+	fx_close(&f);
+	fx_open_quant(&f, siglip_model(true, 128), cfg, 2, WT_QUANT_INT8_CHANNEL, WT_BF16, keep + 3,
+	              1, keep, 3);
+	fx_close(&f);
+	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}};
+	coverage(siglip_model(true, 128), cfg, 2, lays, 3);
+	coverage(siglip_model(false, 128), nohead, 2, lays, 3);
+	/* SiglipVisionConfig's defaults (a backbone_config with its model_type alone) */
+	ckpt_config c;
+	tm_parse("{\"architectures\":[\"Ovis\"],\"model_type\":\"ovis\",\"hidden_size\":3072,"
+	         "\"llm_config\":{\"model_type\":\"llama\"},\"visual_tokenizer_config\":{"
+	         "\"model_type\":\"siglip_visual_tokenizer\",\"backbone_config\":{\"model_type\":"
+	         "\"siglip_vision_model\"}}}",
+	         &c);
+	assert_int_equal(c.v_hidden_size, 768);
+	assert_int_equal(c.v_intermediate_size, 3072);
+	assert_int_equal(c.v_num_layers, 12);
+	assert_int_equal(c.v_num_attn_heads, 12);
+	assert_int_equal(c.v_image_size, 224);
+	assert_int_equal(c.v_patch_size, 16);
+	assert_true(c.v_use_head);
+	assert_string_equal(c.v_model_type, "siglip_vision_model");
+	assert_string_equal(c.lm_model_type, "llama");
+	assert_int_equal(c.vocab_size, 32000); /* LlamaConfig's */
+	ckpt_config_clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ov_slices),   cmocka_unit_test(test_ov_same_lm),
 	    cmocka_unit_test(test_ov_quant),    cmocka_unit_test(test_ov_coverage),
 	    cmocka_unit_test(test_ov_switches), cmocka_unit_test(test_ov_defaults),
-	    cmocka_unit_test(test_ov_errors),
+	    cmocka_unit_test(test_ov_errors),   cmocka_unit_test(test_ov_siglip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
