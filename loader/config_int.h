@@ -170,6 +170,13 @@ int config_parse_deepseek_vl2(json_t *root, json_t *v, struct ckpt_config *c, wt
 bool config_is_minicpmv(json_t *root);
 int config_minicpmv_root(json_t *root, json_t **out, wt_errbuf *err);
 int config_parse_minicpmv(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root an Ovis config (model_type ovis)? Its flat view: llm_config as text_config (a qwen2 /
+ * llama model_type, else refused); its visual_tokenizer_config (the AIMv2 backbone with
+ * AIMv2Config's defaults, vocab_size, hidden_stride) and top-level hidden_size into c
+ * (config_ovis.c). */
+bool config_is_ovis(json_t *root);
+int config_ovis_root(json_t *root, json_t **out, wt_errbuf *err);
+int config_parse_ovis(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_flat_root(json_t *root, json_t **out, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */

@@ -144,6 +144,11 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		       : strcmp(tmt, "qwen3") == 0 ? "minicpmv:qwen3"
 		                                   : "minicpmv:llama";
 	}
+	if (overlay && config_is_ovis(root))
+		/* OvisConfig builds llm_config by its model_type (AutoConfig.for_model;
+		 * config_ovis.c admits qwen2 and llama): Qwen2Config's / LlamaConfig's defaults,
+		 * the rows InternVL3's qwen2 and LLaVA's llama text_config read */
+		return tmt != NULL && strcmp(tmt, "llama") == 0 ? "llava:llama" : "internvl:qwen2";
 	if (overlay && mt != NULL && strcmp(mt, "kimi_vl") == 0)
 		/* vLLM's KimiVLConfig builds DeepseekV2Config(**text_config) whatever its
 		 * model_type says (Kimi-VL's: deepseek_v3) */
@@ -172,14 +177,44 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
  * text_config.tie_word_embeddings, Gemma3TextConfig's default; vLLM's Gemma3ForCausalLM
  * asserts it). */
 static const char *const tie_by_text[] = {
-    "llava",          "llava_next", "llava_next_video", "idefics3",       "smolvlm",
-    "paligemma",      "aya_vision", "llava_onevision",  "cohere2_vision", "qwen2_audio",
-    "mistral3",       "glm4v",      "glm4v_moe",        "llama4",         "gemma3",
-    "qwen2_vl",       "qwen2_5_vl", "qwen3_vl",         "qwen3_vl_moe",   "internvl",
-    "interns1",       "fuyu",       "lfm2_vl",          "lfm2-vl",        "granite_speech",
-    "blip-2",         "aria",       "voxtral",          "mllama",         "qwen2_5_omni",
-    "qwen3_omni_moe", "opencua",    "internvl_chat",    "h2ovl_chat",     "skywork_chat",
-    "deepseek_vl_v2", "kimi_vl",
+    "llava",
+    "llava_next",
+    "llava_next_video",
+    "idefics3",
+    "smolvlm",
+    "paligemma",
+    "aya_vision",
+    "llava_onevision",
+    "cohere2_vision",
+    "qwen2_audio",
+    "mistral3",
+    "glm4v",
+    "glm4v_moe",
+    "llama4",
+    "gemma3",
+    "qwen2_vl",
+    "qwen2_5_vl",
+    "qwen3_vl",
+    "qwen3_vl_moe",
+    "internvl",
+    "interns1",
+    "fuyu",
+    "lfm2_vl",
+    "lfm2-vl",
+    "granite_speech",
+    "blip-2",
+    "aria",
+    "voxtral",
+    "mllama",
+    "qwen2_5_omni",
+    "qwen3_omni_moe",
+    "opencua",
+    "internvl_chat",
+    "h2ovl_chat",
+    "skywork_chat",
+    "deepseek_vl_v2",
+    "kimi_vl",
+    "ovis",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

@@ -125,6 +125,8 @@ static int parse_vision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 		return config_parse_internvl(root, v, c, err);
 	if (config_is_internvl_chat(root)) /* InternVisionConfig's keys, select_layer */
 		return config_parse_internvl_chat(root, v, c, err);
+	if (config_is_ovis(root)) /* visual_tokenizer_config's AIMv2 backbone */
+		return config_parse_ovis(root, c, err);
 	if (config_is_deepseek_vl2(root)) /* VisionEncoderConfig's keys, projector_config */
 		return config_parse_deepseek_vl2(root, v, c, err);
 	if (config_is_minicpmv(root)) /* SiglipVisionConfig's keys, query_num, version */

@@ -404,6 +404,13 @@ typedef struct ckpt_config {
 	bool kv_noaux;
 	int64_t kv_nextn; /* text_config.num_nextn_predict_layers (0 when absent: the MTP layers
 	                     DeepseekV2ForCausalLM.load_weights skips) */
+	/* Ovis (OvisConfig, model_type ovis; read for it only, config_ovis.c):
+	 * visual_tokenizer_config.vocab_size (16384: the vte's rows, the head's + 5), the AIMv2
+	 * backbone's use_bias (proj / fc1 / fc2 / fc3 biases; its qkv_bias goes to v_attn_bias,
+	 * its sizes to the v_* fields, hidden_stride to v_spatial_merge_size), the top level's
+	 * hidden_size (-1 when absent: the vte's width) */
+	int64_t ov_vocab, ov_hidden;
+	bool ov_use_bias;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

@@ -55,6 +55,7 @@ static bool cfg_switch_more(const ckpt_config *c, uint8_t cond, bool *on)
 		*on = !c->v_mean_pool;
 		return true;
 	case SM_C_VHEAD:
+	case SM_C_OVHEAD:
 		*on = c->v_use_head;
 		return true;
 	case SM_C_EAGLEFC:
@@ -82,6 +83,12 @@ static bool cfg_switch_more(const ckpt_config *c, uint8_t cond, bool *on)
 		return true;
 	case SM_C_IVLN:
 		*on = c->v_norm_ln;
+		return true;
+	case SM_C_OVQKVB:
+		*on = c->v_attn_bias;
+		return true;
+	case SM_C_OVBIAS:
+		*on = c->ov_use_bias;
 		return true;
 	case SM_C_MDFCB:
 		*on = c->medusa_fc_bias;
@@ -252,6 +259,16 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	     "vision_config.vision_use_head true or absent (SiglipVisionTransformer's "
 	     "default: vLLM builds the pooling head)",
 	     "vision_config.vision_use_head is false (no pooling head)"},
+	    {SM_C_OVQKVB, "visual_tokenizer_config.backbone_config.qkv_bias true",
+	     "visual_tokenizer_config.backbone_config.qkv_bias is false or absent (AIMv2's qkv "
+	     "without a bias)"},
+	    {SM_C_OVBIAS, "visual_tokenizer_config.backbone_config.use_bias true",
+	     "visual_tokenizer_config.backbone_config.use_bias is false or absent (AIMv2's proj "
+	     "and MLP without biases)"},
+	    {SM_C_OVHEAD,
+	     "visual_tokenizer_config.backbone_config.vision_use_head true or absent (vLLM's "
+	     "SiglipVisionTransformer builds the pooling head)",
+	     "visual_tokenizer_config.backbone_config.vision_use_head is false (no pooling head)"},
 	    {SM_C_MDFCB, "medusa_fc_bias true",
 	     "medusa_fc_bias is false or absent (the blocks' Linears without biases)"},
 	    {SM_C_MDORIG,

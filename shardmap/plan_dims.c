@@ -88,6 +88,7 @@ static int check_config_dims(const ckpt_config *c, wt_errbuf *err)
 	    {"laurel_rank", c->g3n_laurel},
 	    {"hidden_size_per_layer_input", c->g3n_ple},
 	    {"vocab_size_per_layer_input", c->g3n_ple_vocab},
+	    {"visual_tokenizer_config.vocab_size", c->ov_vocab},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (f[i].v > SM_DIM_MAX)
@@ -441,6 +442,7 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		d->vis_proj_out = d->vis_proj_in / 2;
 	}
 	d->vis_in_chans = c->v_in_chans;
+	d->vis_vocab = c->ov_vocab; /* Ovis's (checked above: at most SM_DIM_MAX) */
 	d->vis_temporal_patch = c->v_temporal_patch_size;
 	uint64_t unf; /* Fuyu's vision_embed_tokens columns, LFM2-VL's patch Linear's */
 	if ((x->fam->fuyu || x->fam->siglip2) &&

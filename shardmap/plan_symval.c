@@ -128,6 +128,10 @@ static int64_t vision_dim_value(const sm_dims *d, int sym)
 		return d->vis_pos_h;
 	case SM_D_VPW:
 		return d->vis_pos_w;
+	case SM_D_OVV:
+		return d->vis_vocab;
+	case SM_D_OVH:
+		return d->vis_vocab - 5;
 	default:
 		return -1;
 	}
@@ -319,6 +323,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 	case SM_D_VMS:
 	case SM_D_VPH:
 	case SM_D_VPW:
+	case SM_D_OVV:
+	case SM_D_OVH:
 		return vision_dim_value(d, sym);
 	case SM_D_AE:
 	case SM_D_AI:

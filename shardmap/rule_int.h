@@ -205,6 +205,10 @@ typedef enum {
 	/* Kimi-VL's MoonViT: init_pos_emb_height / _width (patch_embed.pos_emb [h, w, VE]) */
 	SM_D_VPH,
 	SM_D_VPW,
+	/* Ovis's visual tokenizer: visual_tokenizer_config.vocab_size (the vte's rows) and that
+	 * less the 5 image indicator tokens (the head's rows) */
+	SM_D_OVV,
+	SM_D_OVH,
 	SM_D_COUNT_
 } sm_dim;
 
@@ -331,6 +335,12 @@ typedef enum {
 	 * every stage when tie_weights is false) and proj (MSTIE1: stages 0 and 1, or every one) */
 	SM_C_MSTIE0,
 	SM_C_MSTIE1,
+	/* Ovis's AIMv2 backbone: backbone_config.qkv_bias (attn.qkv.bias), use_bias (attn.proj /
+	 * mlp.fc1 / fc2 / fc3 biases); its SigLIP backbone's vision_use_head not false (v_use_head:
+	 * the pooling head) */
+	SM_C_OVQKVB,
+	SM_C_OVBIAS,
+	SM_C_OVHEAD,
 } sm_cond;
 
 enum {

@@ -285,6 +285,9 @@ typedef struct sm_family {
 	 * checkpoint's index + num_hidden_layers (model.mtp_block.0. is served as
 	 * model.layers.{num_hidden_layers}.mtp_block.: vLLM's _rewrite_spec_layer_name) */
 	bool mtp_rt_shift;
+	/* Ovis (family_ovis.c): the AIMv2 backbone's keys are under
+	 * visual_tokenizer_config.backbone_config (named so where its heads do not divide tp) */
+	bool ovis;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
