@@ -331,6 +331,10 @@ typedef enum {
 	 * every stage when tie_weights is false) and proj (MSTIE1: stages 0 and 1, or every one) */
 	SM_C_MSTIE0,
 	SM_C_MSTIE1,
+	/* Ultravox's projector: projector_ln_mid true (ln_mid after the activation) or false or
+	 * absent (ln_post after linear_2; uv_ln_mid) */
+	SM_C_UVLNMID,
+	SM_C_UVLNPOST,
 } sm_cond;
 
 enum {
