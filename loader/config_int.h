@@ -126,6 +126,16 @@ int config_parse_granite_speech(json_t *root, struct ckpt_config *c, wt_errbuf *
  * config_parse_audio). */
 bool config_is_voxtral(json_t *root);
 int config_parse_voxtral(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root an Ultravox config (model_type ultravox)? config_ultravox_need_text refuses one whose
+ * text_config / audio_config is absent (text_model_id / audio_model_id named) or whose language
+ * model is not cut here (called by config_lm_view); config_ultravox_class maps text_config's
+ * model_type to the class its defaults come from (NULL: not cut); config_parse_ultravox reads
+ * audio_config (WhisperConfig's defaults) and the projector's keys (config_ultravox.c, called by
+ * config_parse_audio). */
+bool config_is_ultravox(json_t *root);
+int config_ultravox_need_text(json_t *root, wt_errbuf *err);
+const char *config_ultravox_class(const char *tmt);
+int config_parse_ultravox(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Whisper config (model_type whisper)? Its encoder's top-level sizes (WhisperConfig's
  * defaults) into the audio fields, max_target_positions into rob_max_pos
  * (config_parse_whisper, called by config_parse_audio); config_whisper_keys lays the decoder's

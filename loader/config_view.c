@@ -116,6 +116,8 @@ static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 		tmt = tmt != NULL ? tmt : "llama";
 		return strcmp(tmt, "llama") == 0 ? "voxtral:llama" : tmt;
 	}
+	if (overlay && config_is_ultravox(root)) /* UltravoxConfig: llama when it has none */
+		return config_ultravox_class(tmt);
 	if (overlay && config_is_mllama(root)) /* MllamaConfig builds a MllamaTextConfig */
 		return "mllama_text_model";
 	if (overlay && config_is_qwen2_5_omni(root)) /* a Qwen2_5OmniTextConfig whatever it says */
@@ -215,12 +217,13 @@ static const char *const tie_by_text[] = {
     "deepseek_vl_v2",
     "kimi_vl",
     "ovis",
+    "ultravox",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of
  * those in tie_by_text; PaliGemmaConfig's own hidden_size and vocab_size (paligemma2's
- * top level says 2048 over a 2304 wide Gemma 2), so text_config or its class defaults
- * give them. */
+ * top level says 2048 over a 2304 wide Gemma 2), and UltravoxConfig's (the projector's
+ * width, 4096 by default), so text_config or its class defaults give them. */
 static void drop_composite_keys(json_t *v, json_t *root)
 {
 	const char *mt = json_string_value(json_object_get(root, "model_type"));
@@ -230,7 +233,7 @@ static void drop_composite_keys(json_t *v, json_t *root)
 	if (config_is_minimax_vl(root)) /* vLLM builds its LM of text_config alone */
 		json_object_del(v, "tie_word_embeddings");
 	bool pali = config_is_paligemma(root);
-	if (pali) {
+	if (pali || config_is_ultravox(root)) { /* Ultravox's: the projector's width */
 		json_object_del(v, "hidden_size");
 		json_object_del(v, "vocab_size");
 	}
@@ -360,6 +363,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 		return wt_seterr(err, WT_ECORRUPT, "config.json: 'text_config' is not an object");
 	bool overlay = json_is_object(tc);
 	int rv = config_kimi_vl_need_text(root, err);
+	if (rv == WT_OK)
+		rv = config_ultravox_need_text(root, err);
 	if (rv != WT_OK)
 		return rv;
 	const char *mt = lm_class(root, tc, overlay);

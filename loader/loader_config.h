@@ -343,6 +343,14 @@ typedef struct ckpt_config {
 	/* Aria (AriaConfig, model_type aria; read for it only, config_aria.c): the projector's
 	 * learned queries, max(projector_patch_to_query_dict.values()) (256 when absent) */
 	int64_t aria_queries;
+	/* Ultravox (UltravoxConfig, model_type ultravox; read for it only, config_ultravox.c): the
+	 * top level's hidden_size (the projector's width, 4096 when absent), stack_factor (8),
+	 * projector_act swiglu (the default: linear_2 reads half the width), projector_ln_mid
+	 * (false: ln_post after linear_2, true: ln_mid before it); text_model_id / audio_model_id
+	 * ("" when absent or null), whose weights vLLM loads from those repositories */
+	int64_t uv_hidden, uv_stack;
+	bool uv_swiglu, uv_ln_mid;
+	char uv_text_id[96], uv_audio_id[96];
 	/* Granite Speech (GraniteSpeechConfig, model_type granite_speech; read for it only,
 	 * config_granite_speech.c): encoder_config (GraniteSpeechEncoderConfig's defaults:
 	 * input_dim 160, num_layers 10, hidden_dim 1024, feedforward_mult 4, num_heads 8,

@@ -687,7 +687,8 @@ int shardmap_plan(const ckpt *c, const wt_layout *l, sm_plan **out, wt_errbuf *e
 	    (rv = build_exclusions(&x, err)) != WT_OK ||
 	    (fam->layer_dims && (rv = fam->layer_dims(c, &x.ld, err)) != WT_OK))
 		goto fail;
-	if (fam->check && (rv = fam->check(cfg, err)) != WT_OK)
+	if ((fam->check && (rv = fam->check(cfg, err)) != WT_OK) ||
+	    (fam->check_names && (rv = fam->check_names(c, cfg, err)) != WT_OK))
 		goto fail;
 	x.alt = shardmap_alias_layout(fam, c);
 	for (size_t k = 0; k < ckpt_n_tensors(c); k++)

@@ -90,6 +90,10 @@ static bool cfg_switch_more(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_OVBIAS:
 		*on = c->ov_use_bias;
 		return true;
+	case SM_C_UVLNMID:
+	case SM_C_UVLNPOST:
+		*on = c->uv_ln_mid == (cond == SM_C_UVLNMID);
+		return true;
 	case SM_C_MDFCB:
 		*on = c->medusa_fc_bias;
 		return true;
@@ -255,6 +259,10 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	     "vision_config.qk_normalization is false (no q_norm / k_norm)"},
 	    {SM_C_IVLN, "vision_config.norm_type layer_norm",
 	     "vision_config.norm_type is rms_norm or absent (InternViT's norms without biases)"},
+	    {SM_C_UVLNMID, "projector_ln_mid true (Ultravox v0.5 on: ln_mid)",
+	     "projector_ln_mid is false or absent (ln_post after linear_2, no ln_mid)"},
+	    {SM_C_UVLNPOST, "projector_ln_mid false or absent (Ultravox up to v0.4.1: ln_post)",
+	     "projector_ln_mid is true (ln_mid before linear_2, no ln_post)"},
 	    {SM_C_VHEAD,
 	     "vision_config.vision_use_head true or absent (SiglipVisionTransformer's "
 	     "default: vLLM builds the pooling head)",

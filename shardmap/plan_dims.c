@@ -385,6 +385,25 @@ static int omni_audio_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
 
 /* The vision tower's sizes (and Llama 4's), by the family's tower kind; the merged width
  * checked against overflow. */
+/* Ultravox's projector (the loader's uv_*, UltravoxConfig's defaults): ln_pre / linear_1's
+ * input d_model x stack_factor ([VM]), linear_1's hidden_size rows ([VPI]), linear_2's input
+ * half of them under swiglu ([VPO]; the loader refused an odd one). */
+static int ultravox_dims(const ckpt_config *c, sm_dims *d, wt_errbuf *err)
+{
+	uint64_t vm;
+	if (!wt_mul_u64((uint64_t)c->a_d_model, (uint64_t)c->uv_stack, &vm) ||
+	    vm > (uint64_t)SM_DIM_MAX || c->uv_hidden > SM_DIM_MAX)
+		return wt_seterr(err, WT_ECORRUPT,
+		                 "config.json: audio_config.d_model %" PRId64
+		                 " x stack_factor %" PRId64 " or hidden_size %" PRId64
+		                 " is not a model's (at most %lld)",
+		                 c->a_d_model, c->uv_stack, c->uv_hidden, SM_DIM_MAX);
+	d->vis_merged = (int64_t)vm;
+	d->vis_proj_in = c->uv_hidden;
+	d->vis_proj_out = c->uv_swiglu ? c->uv_hidden / 2 : c->uv_hidden;
+	return WT_OK;
+}
+
 static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 {
 	const ckpt_config *c = x->cfg;
@@ -472,7 +491,7 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		d->vis_in_chans = c->a_mel;
 		d->vis_positions = c->a_max_pos;
 	}
-	return WT_OK;
+	return x->fam->ultravox ? ultravox_dims(c, d, err) : WT_OK;
 }
 
 int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)

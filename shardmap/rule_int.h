@@ -341,6 +341,10 @@ typedef enum {
 	SM_C_OVQKVB,
 	SM_C_OVBIAS,
 	SM_C_OVHEAD,
+	/* Ultravox's projector: projector_ln_mid true (ln_mid after the activation) or false or
+	 * absent (ln_post after linear_2; uv_ln_mid) */
+	SM_C_UVLNMID,
+	SM_C_UVLNPOST,
 } sm_cond;
 
 enum {

@@ -288,6 +288,15 @@ typedef struct sm_family {
 	/* Ovis (family_ovis.c): the AIMv2 backbone's keys are under
 	 * visual_tokenizer_config.backbone_config (named so where its heads do not divide tp) */
 	bool ovis;
+	/* Ultravox (UltravoxModel: family_ultravox.c): the audio dims as audio sets them, and the
+	 * projector's: [VM] = d_model x stack_factor (ln_pre, linear_1 columns), [VPI] the top
+	 * level's hidden_size (linear_1 rows), [VPO] half of it under projector_act swiglu, else
+	 * all of it (linear_2 columns, ln_mid) */
+	bool ultravox;
+	/* Hook: checks of the checkpoint's tensor names before any is mapped (Ultravox: the
+	 * weights text_model_id / audio_model_id name are there, no whole Whisper under
+	 * audio_tower.model.), each failure an error naming the fix; NULL = none. */
+	int (*check_names)(const ckpt *c, const ckpt_config *cfg, wt_errbuf *err);
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
