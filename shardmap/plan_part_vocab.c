@@ -1,6 +1,8 @@
 /*
  * plan_part_vocab.c — the vocabulary-parallel rule of docs/format.md section 2.3 (SM_K_VOCAB,
- * dispatched from plan_part.c): a rank's rows of the vocabulary padded with zero rows.
+ * dispatched from plan_part.c): a rank's rows of the vocabulary padded with zero rows. A
+ * vocabulary fused of parts (Molmo's wte.embedding and wte.new_embedding, which vLLM
+ * concatenates into one VocabParallelEmbedding) is their rows in part order, padded as one.
  */
 #include <inttypes.h>
 
@@ -16,10 +18,14 @@ static int64_t gcd64(int64_t a, int64_t b)
 	return a;
 }
 
-/* Vocab parallel (section 2.3): rows of the vocabulary padded with zero rows. */
+/* Vocab parallel (section 2.3): rows of the vocabulary (its parts' rows concatenated)
+ * padded with zero rows. */
 int shardmap_part_vocab(const part_req *req)
 {
-	int64_t tp = req->tp_size, vocab = sm_trows(req->src);
+	int64_t tp = req->tp_size, vocab = 0;
+	/* parts: vocab_size rows (checked against config.json) and Molmo's 128 (molmo_extra) */
+	for (size_t k = 0; k < req->n_parts; k++)
+		vocab += sm_trows(&req->ctx->ents[req->first + k].view);
 	int64_t pad = req->ctx->l->vocab_pad ? req->ctx->l->vocab_pad : 1;
 	/* The padded vocabulary must be a multiple of vocab_pad (what engines expect) and
 	 * split evenly over tp_size ranks: a multiple of step = lcm(vocab_pad, tp_size),
@@ -36,11 +42,18 @@ int shardmap_part_vocab(const part_req *req)
 		                 req->rt, pad, tp, vocab, padded, step);
 	/* a 1-D source (PhiMoE's lm_head.bias [V]) stays 1-D: [Vl] */
 	shardmap_geo_2d(req->geom, per_rank, sm_tcols(req->src), req->src->ndim == 1 ? 1 : 2);
-	/* Real rows [lo, min(hi, vocab)), then zero rows [max(lo, vocab), hi). */
+	/* Real rows [lo, min(hi, vocab)) part by part (part k's rows from vocabulary row at),
+	 * then zero rows [max(lo, vocab), hi). */
 	int rv = WT_OK;
-	if (lo < vocab)
-		rv = shardmap_part_push(
-		    req, shardmap_rows_piece(0, lo, (hi < vocab ? hi : vocab) - lo, 0));
+	int64_t at = 0;
+	for (size_t k = 0; k < req->n_parts && rv == WT_OK; k++) {
+		int64_t n = sm_trows(&req->ctx->ents[req->first + k].view);
+		int64_t a = lo > at ? lo : at, b = hi < at + n ? hi : at + n;
+		if (a < b)
+			rv = shardmap_part_push(req,
+			                        shardmap_rows_piece((uint32_t)k, a - at, b - a, 0));
+		at += n;
+	}
 	if (rv == WT_OK && hi > vocab)
 		rv = shardmap_part_push(
 		    req, shardmap_rows_piece(SM_ZERO, 0, hi - (lo > vocab ? lo : vocab), 0));

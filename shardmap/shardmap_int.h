@@ -280,6 +280,9 @@ typedef struct sm_family {
 	 * num_nextn_predict_layers - 1 only (model.mtp_layers.{n}: vLLM's speculative config sets
 	 * num_hidden_layers 0, so n is the runtime index too) */
 	bool mtp_from0;
+	/* The config.json key the loader reads into use_qk_norm for this family, named in the
+	 * SM_C_QKNORM refusals (NULL: use_qk_norm; Molmo: attention_layer_norm) */
+	const char *qk_norm_key;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
