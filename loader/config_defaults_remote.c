@@ -73,6 +73,20 @@ static const class_default qwen_defaults[] = {
     {"rope_theta", true, 10000.0},
 };
 
+/* MolmoConfig's (remote config_molmo.py of allenai/Molmo-7B-D-0924; its signature as stored
+ * copies give it), under the names config_molmo_keys lays its keys onto: vocab_size (and
+ * embedding_size, which config_molmo_keys makes the view's vocab_size) 50304, hidden_size 4096,
+ * intermediate_size 11008 (halved after: config_molmo_width), 32 layers, 32 heads
+ * (num_key_value_heads None: the heads), max_position_embeddings 2048, layer_norm_eps 1e-5,
+ * rope_theta 10000; untied (weight_tying False; tie_word_embeddings, default True, vLLM never
+ * reads). */
+static const class_default molmo_defaults[] = {
+    {"vocab_size", false, 50304},        {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
+};
+
 /* InternLMConfig's (remote configuration_internlm.py, InternLM's first generation; signature as
  * mindnlp's port of it gives it): vocab_size 103168, hidden_size 4096, intermediate_size 11008,
  * 32 layers, 32 heads (no num_key_value_heads: the heads), max_position_embeddings 2048,
@@ -648,6 +662,7 @@ static const struct {
     CLASS("nomic_bert", nomic_bert_defaults), /* NomicBertModel (config_nomic.c) */
     CLASS("new", gte_new_defaults),           /* GteNewModel (config_gte.c) */
     CLASS("phi3_v", phi3_v_defaults), /* Phi3VForCausalLM (config_phi3v.c) */
+    CLASS("molmo", molmo_defaults), /* MolmoForCausalLM (config_molmo.c) */
     /* clang-format on */
 };
 

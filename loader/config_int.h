@@ -196,6 +196,15 @@ int config_parse_fuyu(json_t *root, struct ckpt_config *c, wt_errbuf *err);
  * vLLM's fixed CLIP ViT-L/14-336 laid onto the vision fields (config_phi3v.c). */
 bool config_is_phi3v(json_t *root);
 int config_parse_phi3v(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Molmo config (model_type molmo)? vLLM's hard-coded VisionBackboneConfig laid onto
+ * the vision fields (config_molmo.c); config_molmo_keys / config_molmo_width are its view's key
+ * readers (before / after the class defaults: MolmoConfig's names, embedding_size as the
+ * vocabulary, weight_tying true, layer_norm_type other than rms and MolmoE's experts refused;
+ * intermediate_size halved, an odd one refused). */
+bool config_is_molmo(json_t *root);
+int config_parse_molmo(struct ckpt_config *c);
+int config_molmo_keys(json_t *v, wt_errbuf *err);
+int config_molmo_width(json_t *v, wt_errbuf *err);
 /* Is root an Aria config (model_type aria)? The projector's queries (the largest value of
  * projector_patch_to_query_dict, 256 when absent) and text_config's model_type ("" without a
  * text_config object, "?" without model_type; config_aria.c, called by config_parse_vision). */

@@ -301,6 +301,7 @@ static const key_reader keys_before[] = {
     {"qwen2_5_vl_text", config_qwen2_vl_keys},
     {"medusa", config_medusa_keys},
     {"mlp_speculator", config_mlp_speculator_alias},
+    {"molmo", config_molmo_keys},
 };
 
 /* The readers that run after the class defaults (they read what the defaults filled in). */
@@ -311,6 +312,7 @@ static const key_reader keys_after[] = {
     {"zamba2", config_zamba2_keys},        {"nemotron_h", config_nemotron_h_keys},
     {"gemma3n_text", config_gemma3n_keys}, {"bloom", config_bloom_width},
     {"plamo2", config_plamo2_keys},        {"mlp_speculator", config_mlp_speculator_keys},
+    {"molmo", config_molmo_width},
 };
 
 /* Run every reader of tab[n] whose model_type is mt, in table order. */

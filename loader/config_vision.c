@@ -119,6 +119,8 @@ static int parse_vision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 		return config_parse_fuyu(root, c, err);
 	if (config_is_phi3v(root)) /* no vision_config: vLLM's fixed CLIP, img_processor's */
 		return config_parse_phi3v(root, c, err);
+	if (config_is_molmo(root)) /* no vision_config: vLLM's fixed VisionBackboneConfig */
+		return config_parse_molmo(c);
 	if (config_is_mllama(root)) /* MllamaVisionConfig's keys and defaults */
 		return config_parse_mllama(root, v, c, err);
 	if (config_is_internvl(root)) /* [h, w] sizes, InternVLVisionConfig's defaults */

@@ -328,6 +328,8 @@ const char *shardmap_bias_key(const sm_family *f, uint8_t cond)
  * use_qk_norm for the q / k norms: GLM-4.5's, Hunyuan's), or NULL. */
 const char *shardmap_switch_key(const sm_family *f, uint8_t cond)
 {
+	if (cond == SM_C_QKNORM && f->qk_norm_key != NULL)
+		return f->qk_norm_key;
 	return cond == SM_C_QKNORM     ? "use_qk_norm"
 	       : cond == SM_C_SANDWICH ? "sandwich_norm"
 	       : cond == SM_C_RBIAS    ? "router_enable_expert_bias"
@@ -411,6 +413,9 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		         "a layer without %s (block_configs[%" PRId64 "].%s.no_op is true)",
 		         ru->cond == SM_C_LATT ? "attention" : "an MLP", i,
 		         ru->cond == SM_C_LATT ? "attention" : "ffn");
+		why = wb;
+	} else if (ru->cond == SM_C_QKNORM && x->fam->qk_norm_key != NULL) {
+		snprintf(wb, cap, "without q/k norms (%s is false or absent)", x->fam->qk_norm_key);
 		why = wb;
 	} else if (ru->cond == SM_C_QKNORM)
 		why = "without q/k norms (use_qk_norm is false or absent)";

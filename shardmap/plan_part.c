@@ -172,16 +172,6 @@ int shardmap_part_check_units(const part_req *req, int64_t *units)
 	                           req->rt, req->tp_size, what, *units);
 }
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-	while (b) {
-		int64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /* Replicated: the whole tensor, every dimension as stored. */
 static int part_replicated(const part_req *req)
 {
@@ -205,37 +195,6 @@ static int part_replicated_fused(const part_req *req)
 	}
 	if (rv == WT_OK)
 		shardmap_geo_2d(req->geom, rows, sm_tcols(req->src), req->rule->ndim);
-	return rv;
-}
-
-/* Vocab parallel (section 2.3): rows of the vocabulary padded with zero rows. */
-static int part_vocab(const part_req *req)
-{
-	int64_t tp = req->tp_size, vocab = sm_trows(req->src);
-	int64_t pad = req->ctx->l->vocab_pad ? req->ctx->l->vocab_pad : 1;
-	/* The padded vocabulary must be a multiple of vocab_pad (what engines expect) and
-	 * split evenly over tp_size ranks: a multiple of step = lcm(vocab_pad, tp_size),
-	 * computed as pad / gcd * tp so the product never overflows before the division. */
-	int64_t step = pad / gcd64(pad, tp) * tp;
-	int64_t padded = (vocab + step - 1) / step * step, per_rank = padded / tp;
-	int64_t lo = req->tp_rank * per_rank, hi = lo + per_rank;
-	/* A large step (vocab_pad 4096 on a small model) could pad far past the vocabulary. */
-	if (step > SM_VOCAB_FREE_MULTIPLE && padded - vocab > vocab)
-		return wt_seterr(req->err, WT_ELAYOUT,
-		                 "tensor '%s': vocab_pad %" PRId64 " with tp_size %" PRId64
-		                 " pads %" PRId64 " rows to %" PRId64 " (a multiple of %" PRId64
-		                 "), more padding than vocabulary; use a vocab_pad of 64..1024",
-		                 req->rt, pad, tp, vocab, padded, step);
-	/* a 1-D source (PhiMoE's lm_head.bias [V]) stays 1-D: [Vl] */
-	shardmap_geo_2d(req->geom, per_rank, sm_tcols(req->src), req->src->ndim == 1 ? 1 : 2);
-	/* Real rows [lo, min(hi, vocab)), then zero rows [max(lo, vocab), hi). */
-	int rv = WT_OK;
-	if (lo < vocab)
-		rv = shardmap_part_push(
-		    req, shardmap_rows_piece(0, lo, (hi < vocab ? hi : vocab) - lo, 0));
-	if (rv == WT_OK && hi > vocab)
-		rv = shardmap_part_push(
-		    req, shardmap_rows_piece(SM_ZERO, 0, hi - (lo > vocab ? lo : vocab), 0));
 	return rv;
 }
 
@@ -610,7 +569,7 @@ static const part_fn part_rules[] = {
     [SM_K_QKV] = part_qkv,
     [SM_K_ROWS] = part_row_split,
     [SM_K_COLS] = part_col_split,
-    [SM_K_VOCAB] = part_vocab,
+    [SM_K_VOCAB] = shardmap_part_vocab,
     [SM_K_EXP13] = shardmap_part_expert_w13,
     [SM_K_EXP2] = shardmap_part_expert_w2,
     [SM_K_QKVF] = part_qkv_fused,

@@ -36,6 +36,9 @@ void shardmap_geo_2d(sm_geo *g, int64_t rows, int64_t cols, int ndim);
  * count, which goes to *units (plan_part.c). */
 int shardmap_part_check_units(const part_req *req, int64_t *units);
 
+/* The vocabulary's rows (plan_part_vocab.c): SM_K_VOCAB. */
+int shardmap_part_vocab(const part_req *req);
+
 /* The recurrent mixers' kinds (plan_part_mixer.c): SM_K_ROWS2H, SM_K_CONVQKV, SM_K_ROWS3,
  * SM_K_MAMBA. */
 int shardmap_part_halves_per_unit(const part_req *req);

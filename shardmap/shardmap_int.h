@@ -297,6 +297,9 @@ typedef struct sm_family {
 	 * weights text_model_id / audio_model_id name are there, no whole Whisper under
 	 * audio_tower.model.), each failure an error naming the fix; NULL = none. */
 	int (*check_names)(const ckpt *c, const ckpt_config *cfg, wt_errbuf *err);
+	/* The config.json key the loader reads into use_qk_norm for this family, named in the
+	 * SM_C_QKNORM refusals (NULL: use_qk_norm; Molmo: attention_layer_norm) */
+	const char *qk_norm_key;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
