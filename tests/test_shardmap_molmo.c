@@ -335,12 +335,13 @@ static void test_mo_quant(void **state)
 	fx_close(&f);
 }
 
-/* Every element once per replication at TP 1 / 2 / 4 / 8, both switch sets. */
+/* Every element once per replication at TP 1 / 8 (7B-D's switches) and TP 4 (7B-O's); TP 2 and
+ * 4 are checked by hand above. Each layout writes the ~580 MB tower again: no more of them. */
 static void test_mo_coverage(void **state)
 {
 	(void)state;
-	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
-	coverage(mo_full(true), cfg_d, 2, lays, 4);
+	static const uint32_t lays[][2] = {{1, 1}, {8, 1}, {4, 1}};
+	coverage(mo_full(true), cfg_d, 2, lays, 2);
 	coverage(mo_full(false), cfg_o, 2, lays + 2, 1);
 }
 
