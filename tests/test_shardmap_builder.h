@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/kernels.h"
 #include "loader/loader.h"
@@ -26,6 +27,7 @@ typedef struct tm_model {
 	size_t n;
 	uint64_t seed;
 	wt_dtype dt; /* default float dtype */
+	bool hollow; /* shapes only: no values made, tm_write leaves the data a hole (plans) */
 } tm_model;
 
 static __attribute__((unused)) tm_model *tm_new(uint64_t seed, wt_dtype dt)
@@ -63,6 +65,8 @@ static __attribute__((unused)) void *tm_add(tm_model *m, const char *name, wt_dt
 	for (int k = 0; k < ndim; k++)
 		n *= (uint64_t)d->shape[k];
 	size_t es = wt_dtype_size(dt);
+	if (m->hollow)
+		n = 0;
 	uint8_t *p = malloc(n * es + 1);
 	uint64_t s = m->seed + m->n * 7919;
 	for (uint64_t i = 0; i < n; i++) {
@@ -114,6 +118,37 @@ static __attribute__((unused)) void tm_remove(tm_model *m, const char *name)
 	m->n--;
 }
 
+static __attribute__((unused)) int tm_hollow_cb(void *ctx, const void *data, size_t len)
+{
+	return fwrite(data, 1, len, ctx) == len ? WT_OK : WT_EIO;
+}
+
+/* A hollow model's file: the header as st_write_path writes it, the data a hole of its
+ * length (a sparse file: nothing made, nothing written; a plan reads only the header). */
+static __attribute__((unused)) int tm_write_hollow(const char *path, const tm_model *m,
+                                                   wt_errbuf *err)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return wt_seterr(err, WT_EIO, "tm_write_hollow: cannot create '%s'", path);
+	st_writer *w = NULL;
+	int rv = st_writer_open(&w, m->d, m->n, NULL, 0, tm_hollow_cb, f, err);
+	st_writer_abort(w);
+	long at = ftell(f);
+	uint64_t data = 0;
+	for (size_t i = 0; rv == WT_OK && i < m->n; i++) {
+		uint64_t n = wt_dtype_size(m->d[i].dtype);
+		for (int k = 0; k < m->d[i].ndim; k++)
+			n *= (uint64_t)m->d[i].shape[k];
+		data += n;
+	}
+	if (fclose(f) != 0 && rv == WT_OK)
+		rv = wt_seterr(err, WT_EIO, "tm_write_hollow: writing '%s' failed", path);
+	if (rv == WT_OK && truncate(path, (off_t)(at + (long)data)) != 0)
+		rv = wt_seterr(err, WT_EIO, "tm_write_hollow: truncate '%s' failed", path);
+	return rv;
+}
+
 static __attribute__((unused)) int tm_write(const tm_model *m, const char *dir, const char *config)
 {
 	char *cfg = tu_path(dir, "config.json");
@@ -125,7 +160,9 @@ static __attribute__((unused)) int tm_write(const tm_model *m, const char *dir, 
 	fclose(f);
 	char *st = tu_path(dir, "model.safetensors");
 	wt_errbuf err = {0};
-	int rv = st_write_path(st, m->d, (const void *const *)m->data, m->n, NULL, 0, &err);
+	int rv = m->hollow
+	             ? tm_write_hollow(st, m, &err)
+	             : st_write_path(st, m->d, (const void *const *)m->data, m->n, NULL, 0, &err);
 	free(st);
 	if (rv)
 		fprintf(stderr, "tm_write: %s\n", err.msg);

@@ -12,6 +12,9 @@ checked with numpy (ct_oracle.py's safetensors reader and e4m3 codec).
       [1]), w4a16 (pack-quantized int4, group 128), w8a8 (int-quantized int8 per channel,
       static input_scale). Scales are BF16 (truncated from f32, as the tests may).
 
+  ct_moe.py batch
+      `SRC DST SCHEME WEIGHTCTL TP,EP...` a line on stdin: make, then check, each case.
+
   ct_moe.py check WEIGHTCTL DST SCHEME TP,EP...
       For every rank of each layout:
       - `--quant none --dtype fp32` of DST/ct holds the twin's tensors (names, shapes); the
@@ -23,7 +26,7 @@ checked with numpy (ct_oracle.py's safetensors reader and e4m3 codec).
         scale), and its input scales are the max of the source modules' they fuse (an
         expert stack's: over the rank's local experts).
 """
-import atexit, json, os, re, shutil, struct, subprocess, sys, tempfile
+import atexit, json, os, re, shutil, struct, subprocess, sys, tempfile, traceback
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -212,7 +215,31 @@ def check(ctl, dst, scheme, layouts):
     return bad
 
 
+def batch():
+    """One case a line on stdin, `SRC DST SCHEME WEIGHTCTL TP,EP...`: make, check, remove DST
+    (numpy imported once, not twice a case). A case that raises is a failure; the others
+    still run. Exit 1 when any failed."""
+    fail = 0
+    for line in sys.stdin:
+        a = line.split()
+        if not a:
+            continue
+        try:
+            make(a[0], a[1], a[2])
+            bad = check(a[3], a[1], a[2], a[4:])
+        except Exception:
+            print("FAIL:", " ".join(a[:3]))
+            traceback.print_exc(limit=3)
+            bad = 1
+        shutil.rmtree(a[1], ignore_errors=True)
+        fail += bad != 0
+    print("ct_moe: %d of the cases failed" % fail if fail else "ct_moe: all cases ok")
+    return 1 if fail else 0
+
+
 def main():
+    if sys.argv[1:] == ["batch"]:
+        return batch()
     if len(sys.argv) == 5 and sys.argv[1] == "make":
         make(*sys.argv[2:5])
         return 0

@@ -23,8 +23,10 @@ shard` output is compared:
            (code - zp) * scale), and near the BF16 twin's values.
 
 usage: ct_oracle.py WEIGHTCTL MODEL_DIR LLAMA_DIR TP MODE(pass|requant|none)
+       ct_oracle.py --batch   (the same five words a case, one case a line on stdin: numpy
+                              imported and each folder read once, not once a case)
 """
-import json, os, shutil, struct, subprocess, sys, tempfile
+import json, os, shutil, struct, subprocess, sys, tempfile, traceback
 import numpy as np
 
 DT = {"BF16": np.uint16, "F32": np.float32, "I8": np.int8, "I32": np.uint32, "I64": np.int64,
@@ -204,10 +206,19 @@ def quant_int4(x, G):
     return q, s.reshape(N, K // G).astype(np.float32)
 
 
-def main():
-    ctl, model, llama, T, mode = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-    src = load_dir(model)
-    ref = load_dir(llama) if llama != "-" else None
+_loaded = {}  # folder -> load_dir's tensors (read-only numpy views): a batch reads each once
+
+
+def load_dir_once(d):
+    if d not in _loaded:
+        _loaded[d] = load_dir(d)
+    return _loaded[d]
+
+
+def check(ctl, model, llama, T, mode):
+    """One case; its mismatches (0: ok)."""
+    src = load_dir_once(model)
+    ref = load_dir_once(llama) if llama != "-" else None
     cfg = json.load(open(os.path.join(model, "config.json")))
     mods, G = modules(src, cfg)
     i4 = G is not None
@@ -286,7 +297,27 @@ def main():
                     print("rank %d %s: %s differs" % (r, mode, rt))
                     bad += 1
     print("%s T=%d %s: %s" % (os.path.basename(model), T, mode, "ok" if bad == 0 else "%d mismatches" % bad))
-    sys.exit(1 if bad else 0)
+    return bad
+
+
+def main():
+    if sys.argv[1:] != ["--batch"]:
+        a = sys.argv
+        sys.exit(1 if check(a[1], a[2], a[3], int(a[4]), a[5]) else 0)
+    fail = 0
+    for line in sys.stdin:
+        a = line.split()
+        if not a:
+            continue
+        try:
+            bad = check(a[0], a[1], a[2], int(a[3]), a[4])
+        except Exception:  # the case is a failure; say which and why, go on
+            print("FAIL:", " ".join(a[1:]))
+            traceback.print_exc(limit=3)
+            bad = 1
+        fail += bad != 0
+    print("ct_oracle: %d of the cases failed" % fail if fail else "ct_oracle: ok")
+    sys.exit(1 if fail else 0)
 
 
 if __name__ == "__main__":

@@ -23,11 +23,13 @@ for f in llama llama_w8a8 llama_w4a16 llama_w4a16_asym llama_w4a8 llama_w8a8_asy
 	"$B/wt-mkckpt" --family "$f" --out "$T/$f" --seed 11 >/dev/null ||
 		{ echo "FAIL: wt-mkckpt $f"; exit 1; }
 done
+# the cases, one a line for ct_oracle.py --batch (one Python process for all: starting one a
+# case, numpy imported and the folders read again each time, was most of this script's CPU)
+case "$B$T" in *[[:space:]]*) echo "ct_python.sh: FAIL: a space in '$B' or '$T'"; exit 1 ;; esac
 while read -r fam tp mode; do
 	# the BF16 twin of the same seed: the family's first word (llama, qwen3)
-	"$PY" "$HERE/ct_oracle.py" "$B/weightctl" "$T/$fam" "$T/${fam%%_*}" "$tp" "$mode" ||
-		fail=$((fail + 1))
-done <<'CASES'
+	echo "$B/weightctl $T/$fam $T/${fam%%_*} $tp $mode"
+done >"$T/cases" <<'CASES'
 llama_w8a8 1 pass
 llama_w8a8 2 pass
 llama_w8a8 4 pass
@@ -63,6 +65,15 @@ llama_w8a16 4 none
 llama_w4a16_actorder 2 none
 llama_w4a16_actorder 4 requant
 CASES
+n=$(wc -l <"$T/cases")
+"$PY" "$HERE/ct_oracle.py" --batch <"$T/cases" >"$T/oracle.log" 2>&1
+rc=$?
+cat "$T/oracle.log"
+ok=$(grep -c ' T=[0-9]* [a-z]*: ok$' "$T/oracle.log")
+[ "$rc" = 0 ] && [ "$ok" = "$n" ] || {
+	echo "FAIL: ct_oracle.py --batch: exit $rc, $ok of $n cases ok"
+	fail=$((fail + 1))
+}
 
 # refusals: exit 3 with the tensor and the fix in the message
 refuse() {

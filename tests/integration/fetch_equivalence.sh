@@ -39,19 +39,19 @@ n_ok=0
 n_refused=0
 # check FAMILY "LAYOUT FLAGS" TP EP: every rank of the layout written offline in one pass
 # (`weightctl shard --out-dir`, each file what `--out` writes for its rank: shard_all.sh), then
-# fetched rank by rank
+# fetched rank by rank, each into a file of its own that the check's first step removed (one
+# `rm` a check and loops without `seq`: no bookkeeping process a rank)
 check() {
-	local fam=$1 flags=$2 tp=$3 ep=$4 d="$T/out/all"
-	rm -rf "$d"
+	local fam=$1 flags=$2 tp=$3 ep=$4 d="$T/out/all" e r
+	rm -rf "$d" "$T/out/fetched".*
 	step "$fam [$flags --tp-size $tp --ep-size $ep]: weightctl shard"
 	"$B/weightctl" shard --model-dir "$T/models/$fam" $flags --tp-size "$tp" --ep-size "$ep" \
 		--out-dir "$d" 2>"$T/out/shard.err"
 	local rs=$?
-	for e in $(seq 0 $((ep - 1))); do
-		for r in $(seq 0 $((tp - 1))); do
+	for ((e = 0; e < ep; e++)); do
+		for ((r = 0; r < tp; r++)); do
 			local lay="$flags --tp-size $tp --tp-rank $r --ep-size $ep --ep-rank $e"
-			local b="$T/out/fetch.st"
-			rm -f "$b"
+			local b="$T/out/fetched.tp$r-ep$e.st"
 			step "$fam [$lay]: weightctl fetch"
 			"$B/weightctl" fetch --endpoint "$URL" --model "$fam" $lay --out "$b" --quiet \
 				2>"$T/out/fetch.err"
