@@ -482,7 +482,8 @@ static void test_mo_shapes(void **state)
 	int k = tm_find(m, VB "pad_embed");
 	m->d[k].shape[0] = 1; /* [1, 2048]: the first half of its bytes */
 	fx_refused(m, cfg_d, WT_ESHAPE, "pad_embed", "[2, 2048]");
-	fx_refused_tp(mo_hollow(true), cfg_d, 16, WT_ELAYOUT, "tp_size 16", "num_attention_heads 8");
+	fx_refused_tp(mo_hollow(true), cfg_d, 16, WT_ELAYOUT, "tp_size 16",
+	              "num_attention_heads 8");
 }
 
 int main(void)
