@@ -22,6 +22,7 @@
 
 #define SEED 0x0b7aull
 #include "test_shardmap_fx.h"
+#include "test_shardmap_audio.h"
 
 /* LM: hid 64, H 8, KV 2, d 8, I 128, V 128, L 1. Encoder: hidden 32, 8 heads of 4,
  * intermediate 128 (4 x 32, as the releases'), 2 layers, 8 mel bins, 12 positions. */
@@ -106,52 +107,10 @@ static tm_model *vx_model(lay y, bool lm_head, int layers)
 	return m;
 }
 
-/* Rank r's encoder layer l at TP T: q/k/v rows by heads fused, the bias's k rows zero,
- * out_proj / fc2 columns, fc1 rows with its bias, the rest whole. */
-static void check_layer(const fx *f, uint32_t T, uint32_t r, int l)
-{
-	char n[200], a[200];
-	int64_t ql = AE / T, il = AI / T;
-	snprintf(n, sizeof(n), AB "self_attn.qkv_proj.weight", l);
-	shp(f, r, n, 2, 3 * ql, AE, 0);
-	static const char *const qkv[] = {"q", "k", "v"};
-	for (int p = 0; p < 3; p++) {
-		snprintf(a, sizeof(a), AB "self_attn.%s_proj.weight", l, qkv[p]);
-		rows_at(f, r, n, p * ql, a, r * ql, ql);
-	}
-	snprintf(n, sizeof(n), AB "self_attn.qkv_proj.bias", l);
-	shp(f, r, n, 1, 3 * ql, 0, 0);
-	snprintf(a, sizeof(a), AB "self_attn.q_proj.bias", l);
-	rows_at(f, r, n, 0, a, r * ql, ql);
-	snprintf(a, sizeof(a), AB "self_attn.v_proj.bias", l);
-	rows_at(f, r, n, 2 * ql, a, r * ql, ql);
-	const uint8_t *z = out_bytes(f, r, n) + ql * 2;
-	for (int64_t k = 0; k < ql * 2; k++)
-		assert_int_equal(z[k], 0);
-	snprintf(n, sizeof(n), AB "self_attn.out_proj.weight", l);
-	cols_of(f, r, T, n, n, AE, AE);
-	snprintf(n, sizeof(n), AB "fc1.weight", l);
-	rows_at(f, r, n, 0, n, r * il, il);
-	shp(f, r, n, 2, il, AE, 0);
-	snprintf(n, sizeof(n), AB "fc1.bias", l);
-	rows_at(f, r, n, 0, n, r * il, il);
-	shp(f, r, n, 1, il, 0, 0);
-	snprintf(n, sizeof(n), AB "fc2.weight", l);
-	cols_of(f, r, T, n, n, AE, AI);
-	static const char *const whole[] = {
-	    "self_attn.out_proj.bias",   "self_attn_layer_norm.weight",
-	    "self_attn_layer_norm.bias", "fc2.bias",
-	    "final_layer_norm.weight",   "final_layer_norm.bias"};
-	for (size_t k = 0; k < sizeof(whole) / sizeof(whole[0]); k++) {
-		snprintf(n, sizeof(n), AB "%s", l, whole[k]);
-		repl(f, r, n);
-	}
-}
-
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
 {
 	for (int l = 0; l < 2; l++)
-		check_layer(f, T, r, l);
+		fx_whisper_layer_is(f, T, r, AT, l, AE, AI);
 	for (size_t k = 0; k < sizeof(top) / sizeof(top[0]); k++)
 		repl(f, r, top[k].name);
 	repl(f, r, AT "conv1.weight");
