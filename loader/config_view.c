@@ -57,6 +57,125 @@ int config_alias_keys(json_t *v, const char *const (*keys)[2], size_t n, bool sk
 	return WT_OK;
 }
 
+/* *out = c; true (lm_class_wrapped / lm_class_fixed matched). */
+static bool set_class(const char **out, const char *c)
+{
+	*out = c;
+	return true;
+}
+
+/* lm_class's composite configs that build text_config by its model_type under a default of
+ * their own (LLaVA ... Ultravox): true with *out the class (NULL: none) when root is one. */
+static bool lm_class_wrapped(json_t *root, const char *tmt, const char **out)
+{
+	if (config_is_llava(root)) {
+		/* LlavaConfig builds its text_config by that one's model_type (llama when it
+		 * has none): LlamaConfig's / MistralConfig's defaults under names of LLaVA's
+		 * own, so LlamaForCausalLM's own config.json keeps its required keys required */
+		tmt = tmt != NULL ? tmt : "llama";
+		return set_class(out, strcmp(tmt, "llama") == 0     ? "llava:llama"
+		                      : strcmp(tmt, "mistral") == 0 ? "llava:mistral"
+		                                                    : tmt);
+	}
+	if (config_is_idefics3(root)) {
+		/* Idefics3Config / SmolVLMConfig build text_config by its model_type (llama when
+		 * it has none): LlamaConfig's defaults under a name of their own */
+		tmt = tmt != NULL ? tmt : "llama";
+		return set_class(out, strcmp(tmt, "llama") == 0 ? "idefics3:llama" : tmt);
+	}
+	if (config_is_paligemma(root)) {
+		/* PaliGemmaConfig builds text_config by its model_type (gemma when it has none):
+		 * GemmaConfig's / Gemma2Config's defaults under names of their own */
+		tmt = tmt != NULL ? tmt : "gemma";
+		return set_class(out, strcmp(tmt, "gemma") == 0    ? "paligemma:gemma"
+		                      : strcmp(tmt, "gemma2") == 0 ? "paligemma:gemma2"
+		                                                   : tmt);
+	}
+	if ((config_is_aya_vision(root) || config_is_cohere2_vision(root)))
+		/* cohere2 when it has none */
+		return set_class(out, tmt != NULL ? tmt : "cohere2");
+	if (config_is_llava_onevision(root)) {
+		/* LlavaOnevisionConfig builds text_config by its model_type (qwen2 when it has
+		 * none): Qwen2Config's defaults under a name of their own */
+		tmt = tmt != NULL ? tmt : "qwen2";
+		return set_class(out, strcmp(tmt, "qwen2") == 0 ? "llava_onevision:qwen2" : tmt);
+	}
+	if (config_is_qwen2_audio(root)) { /* Qwen2AudioConfig: the same, qwen2 */
+		tmt = tmt != NULL ? tmt : "qwen2";
+		return set_class(out, strcmp(tmt, "qwen2") == 0 ? "qwen2_audio:qwen2" : tmt);
+	}
+	if (config_is_granite_speech(root)) {
+		/* GraniteSpeechConfig builds text_config by its model_type (granite when it has
+		 * none): GraniteConfig's defaults under a name of their own */
+		tmt = tmt != NULL ? tmt : "granite";
+		return set_class(out, strcmp(tmt, "granite") == 0 ? "granite_speech:granite" : tmt);
+	}
+	if (config_is_aria(root)) /* AriaConfig: an AriaTextConfig whatever it says */
+		return set_class(out, "aria:aria_text");
+	if (config_is_voxtral(root)) {
+		/* VoxtralConfig builds text_config by its model_type (llama when it has none)
+		 * from _default_text_config_kwargs over that class's defaults */
+		tmt = tmt != NULL ? tmt : "llama";
+		return set_class(out, strcmp(tmt, "llama") == 0 ? "voxtral:llama" : tmt);
+	}
+	if (config_is_ultravox(root)) /* UltravoxConfig: llama when it has none */
+		return set_class(out, config_ultravox_class(tmt));
+	return false;
+}
+
+/* lm_class's composite configs with a text class of their own, whatever text_config says
+ * (Mllama ... LightOnOCR's qwen3): true with *out the class when root is one. */
+static bool lm_class_fixed(json_t *root, const char *mt, const char *tmt, const char **out)
+{
+	if (config_is_mllama(root)) /* MllamaConfig builds a MllamaTextConfig */
+		return set_class(out, "mllama_text_model");
+	if (config_is_qwen2_5_omni(root)) /* a Qwen2_5OmniTextConfig whatever it says */
+		return set_class(out, "qwen2_5_omni:text");
+	if (config_is_qwen3_omni(root)) /* a Qwen3OmniMoeTextConfig, the same */
+		return set_class(out, "qwen3_omni_moe:text");
+	if (config_is_fuyu(root)) /* FuyuConfig: persimmon when it has none */
+		return set_class(out, tmt != NULL ? tmt : "persimmon");
+	if (config_is_lfm2_vl(root)) /* Lfm2VlConfig: lfm2 when it has none */
+		return set_class(out, tmt != NULL ? tmt : "lfm2");
+	if (config_is_blip2(root)) /* Blip2Config: opt when it has none */
+		return set_class(out, tmt != NULL ? tmt : "opt");
+	if (config_is_internvl(root)) { /* InternVLConfig: the same, qwen2 */
+		tmt = tmt != NULL ? tmt : "qwen2";
+		return set_class(out, strcmp(tmt, "qwen2") == 0       ? "internvl:qwen2"
+		                      : strcmp(tmt, "qwen3") == 0     ? "internvl:qwen3"
+		                      : strcmp(tmt, "qwen3_moe") == 0 ? "internvl:qwen3_moe"
+		                                                      : tmt);
+	}
+	if (config_is_minicpmv(root)) {
+		/* MiniCPMVConfig subclasses its version's class (config_minicpmv.c set
+		 * text_config's model_type to it): that class's defaults under a name of their own
+		 */
+		tmt = tmt != NULL ? tmt : "llama";
+		return set_class(out, strcmp(tmt, "qwen2") == 0   ? "minicpmv:qwen2"
+		                      : strcmp(tmt, "qwen3") == 0 ? "minicpmv:qwen3"
+		                                                  : "minicpmv:llama");
+	}
+	if (config_is_ovis(root))
+		/* OvisConfig builds llm_config by its model_type (AutoConfig.for_model;
+		 * config_ovis.c admits qwen2 and llama): Qwen2Config's / LlamaConfig's defaults,
+		 * the rows InternVL3's qwen2 and LLaVA's llama text_config read */
+		return set_class(out, tmt != NULL && strcmp(tmt, "llama") == 0 ? "llava:llama"
+		                                                               : "internvl:qwen2");
+	if (mt != NULL && strcmp(mt, "kimi_vl") == 0)
+		/* vLLM's KimiVLConfig builds DeepseekV2Config(**text_config) whatever its
+		 * model_type says (Kimi-VL's: deepseek_v3) */
+		return set_class(out, "kimi_vl:deepseek_v2");
+	if (mt != NULL && strcmp(mt, "opencua") == 0)
+		/* vLLM's OpenCUAConfig builds Qwen2Config(**text_config) whatever its model_type
+		 * says: Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
+		return set_class(out, "internvl:qwen2");
+	if (mt != NULL && strcmp(mt, "mistral3") == 0 && tmt != NULL && strcmp(tmt, "qwen3") == 0)
+		/* Mistral3Config builds a Qwen3Config of a qwen3 text_config (LightOnOCR-1B's):
+		 * Qwen3Config's defaults, the row InternVL3.5's qwen3 text_config reads */
+		return set_class(out, "internvl:qwen3");
+	return false;
+}
+
 /* The class whose defaults a config's language model takes: a composite model's own
  * class decides its text_config's (Mistral3Config's text_config says mistral);
  * otherwise the text_config's model_type, then root's. overlay: root has a
@@ -64,107 +183,14 @@ int config_alias_keys(json_t *v, const char *const (*keys)[2], size_t n, bool sk
 static const char *lm_class(json_t *root, json_t *tc, bool overlay)
 {
 	const char *mt = json_string_value(json_object_get(root, "model_type"));
-	const char *tmt = overlay ? json_string_value(json_object_get(tc, "model_type")) : NULL;
+	if (!overlay)
+		return mt;
+	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
+	const char *c = NULL;
+	if (lm_class_wrapped(root, tmt, &c) || lm_class_fixed(root, mt, tmt, &c))
+		return c;
 	size_t nd = 0;
-	if (overlay && config_is_llava(root)) {
-		/* LlavaConfig builds its text_config by that one's model_type (llama when it
-		 * has none): LlamaConfig's / MistralConfig's defaults under names of LLaVA's
-		 * own, so LlamaForCausalLM's own config.json keeps its required keys required */
-		tmt = tmt != NULL ? tmt : "llama";
-		return strcmp(tmt, "llama") == 0     ? "llava:llama"
-		       : strcmp(tmt, "mistral") == 0 ? "llava:mistral"
-		                                     : tmt;
-	}
-	if (overlay && config_is_idefics3(root)) {
-		/* Idefics3Config / SmolVLMConfig build text_config by its model_type (llama when
-		 * it has none): LlamaConfig's defaults under a name of their own */
-		tmt = tmt != NULL ? tmt : "llama";
-		return strcmp(tmt, "llama") == 0 ? "idefics3:llama" : tmt;
-	}
-	if (overlay && config_is_paligemma(root)) {
-		/* PaliGemmaConfig builds text_config by its model_type (gemma when it has none):
-		 * GemmaConfig's / Gemma2Config's defaults under names of their own */
-		tmt = tmt != NULL ? tmt : "gemma";
-		return strcmp(tmt, "gemma") == 0    ? "paligemma:gemma"
-		       : strcmp(tmt, "gemma2") == 0 ? "paligemma:gemma2"
-		                                    : tmt;
-	}
-	if (overlay && (config_is_aya_vision(root) || config_is_cohere2_vision(root)))
-		/* cohere2 when it has none */
-		return tmt != NULL ? tmt : "cohere2";
-	if (overlay && config_is_llava_onevision(root)) {
-		/* LlavaOnevisionConfig builds text_config by its model_type (qwen2 when it has
-		 * none): Qwen2Config's defaults under a name of their own */
-		tmt = tmt != NULL ? tmt : "qwen2";
-		return strcmp(tmt, "qwen2") == 0 ? "llava_onevision:qwen2" : tmt;
-	}
-	if (overlay && config_is_qwen2_audio(root)) { /* Qwen2AudioConfig: the same, qwen2 */
-		tmt = tmt != NULL ? tmt : "qwen2";
-		return strcmp(tmt, "qwen2") == 0 ? "qwen2_audio:qwen2" : tmt;
-	}
-	if (overlay && config_is_granite_speech(root)) {
-		/* GraniteSpeechConfig builds text_config by its model_type (granite when it has
-		 * none): GraniteConfig's defaults under a name of their own */
-		tmt = tmt != NULL ? tmt : "granite";
-		return strcmp(tmt, "granite") == 0 ? "granite_speech:granite" : tmt;
-	}
-	if (overlay && config_is_aria(root)) /* AriaConfig: an AriaTextConfig whatever it says */
-		return "aria:aria_text";
-	if (overlay && config_is_voxtral(root)) {
-		/* VoxtralConfig builds text_config by its model_type (llama when it has none)
-		 * from _default_text_config_kwargs over that class's defaults */
-		tmt = tmt != NULL ? tmt : "llama";
-		return strcmp(tmt, "llama") == 0 ? "voxtral:llama" : tmt;
-	}
-	if (overlay && config_is_ultravox(root)) /* UltravoxConfig: llama when it has none */
-		return config_ultravox_class(tmt);
-	if (overlay && config_is_mllama(root)) /* MllamaConfig builds a MllamaTextConfig */
-		return "mllama_text_model";
-	if (overlay && config_is_qwen2_5_omni(root)) /* a Qwen2_5OmniTextConfig whatever it says */
-		return "qwen2_5_omni:text";
-	if (overlay && config_is_qwen3_omni(root)) /* a Qwen3OmniMoeTextConfig, the same */
-		return "qwen3_omni_moe:text";
-	if (overlay && config_is_fuyu(root)) /* FuyuConfig: persimmon when it has none */
-		return tmt != NULL ? tmt : "persimmon";
-	if (overlay && config_is_lfm2_vl(root)) /* Lfm2VlConfig: lfm2 when it has none */
-		return tmt != NULL ? tmt : "lfm2";
-	if (overlay && config_is_blip2(root)) /* Blip2Config: opt when it has none */
-		return tmt != NULL ? tmt : "opt";
-	if (overlay && config_is_internvl(root)) { /* InternVLConfig: the same, qwen2 */
-		tmt = tmt != NULL ? tmt : "qwen2";
-		return strcmp(tmt, "qwen2") == 0       ? "internvl:qwen2"
-		       : strcmp(tmt, "qwen3") == 0     ? "internvl:qwen3"
-		       : strcmp(tmt, "qwen3_moe") == 0 ? "internvl:qwen3_moe"
-		                                       : tmt;
-	}
-	if (overlay && config_is_minicpmv(root)) {
-		/* MiniCPMVConfig subclasses its version's class (config_minicpmv.c set
-		 * text_config's model_type to it): that class's defaults under a name of their own
-		 */
-		tmt = tmt != NULL ? tmt : "llama";
-		return strcmp(tmt, "qwen2") == 0   ? "minicpmv:qwen2"
-		       : strcmp(tmt, "qwen3") == 0 ? "minicpmv:qwen3"
-		                                   : "minicpmv:llama";
-	}
-	if (overlay && config_is_ovis(root))
-		/* OvisConfig builds llm_config by its model_type (AutoConfig.for_model;
-		 * config_ovis.c admits qwen2 and llama): Qwen2Config's / LlamaConfig's defaults,
-		 * the rows InternVL3's qwen2 and LLaVA's llama text_config read */
-		return tmt != NULL && strcmp(tmt, "llama") == 0 ? "llava:llama" : "internvl:qwen2";
-	if (overlay && mt != NULL && strcmp(mt, "kimi_vl") == 0)
-		/* vLLM's KimiVLConfig builds DeepseekV2Config(**text_config) whatever its
-		 * model_type says (Kimi-VL's: deepseek_v3) */
-		return "kimi_vl:deepseek_v2";
-	if (overlay && mt != NULL && strcmp(mt, "opencua") == 0)
-		/* vLLM's OpenCUAConfig builds Qwen2Config(**text_config) whatever its model_type
-		 * says: Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
-		return "internvl:qwen2";
-	if (overlay && mt != NULL && strcmp(mt, "mistral3") == 0 && tmt != NULL &&
-	    strcmp(tmt, "qwen3") == 0)
-		/* Mistral3Config builds a Qwen3Config of a qwen3 text_config (LightOnOCR-1B's):
-		 * Qwen3Config's defaults, the row InternVL3.5's qwen3 text_config reads */
-		return "internvl:qwen3";
-	if (overlay && config_class_defaults(mt, &nd) == NULL && tmt != NULL)
+	if (config_class_defaults(mt, &nd) == NULL && tmt != NULL)
 		return tmt;
 	return mt;
 }
