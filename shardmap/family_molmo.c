@@ -185,6 +185,7 @@ const sm_family shardmap_family_molmo = {
     .check_extra = molmo_extra,
     .attn_bias_key = "qkv_bias",
     .qk_norm_key = "attention_layer_norm",
+    .depth_key = "(none: vLLM's fixed VisionBackboneConfig) num_layers",
     .vision_gated = true,
     .vision_siglip = true,
     .clip = true,

@@ -200,7 +200,8 @@ static const char *const ovis_archs[] = {"Ovis", NULL};
 #define OV_FAMILY(R)                                                                               \
 	.name = "ovis", .archs = ovis_archs, .rules = R, .n_rules = SM_NRULES(R),                  \
 	.layer_prefix = "llm.model.layers.", .check = ovis_check, .vision_siglip = true,           \
-	.vision_gated = true, .ovis = true
+	.vision_gated = true, .ovis = true,                                                        \
+	.depth_key = "visual_tokenizer_config.backbone_config.num_hidden_layers"
 
 static const sm_family ovis_siglip = {OV_FAMILY(ovis_siglip_rules),
                                       .keep_float = ovis_siglip_float};

@@ -274,7 +274,8 @@ static int64_t layer_of(const sm_family *f, const char *name)
 /* The config.json key counting the vision blocks. */
 static const char *vis_depth_key(const sm_family *f)
 {
-	return f->voxtral                      ? "audio_config.num_hidden_layers"
+	return f->depth_key != NULL            ? f->depth_key
+	       : f->voxtral                    ? "audio_config.num_hidden_layers"
 	       : f->whisper                    ? "encoder_layers"
 	       : f->omni                       ? "thinker_config.vision_config.depth"
 	       : f->audio                      ? "audio_config.encoder_layers"

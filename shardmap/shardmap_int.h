@@ -300,6 +300,9 @@ typedef struct sm_family {
 	/* The config.json key the loader reads into use_qk_norm for this family, named in the
 	 * SM_C_QKNORM refusals (NULL: use_qk_norm; Molmo: attention_layer_norm) */
 	const char *qk_norm_key;
+	/* The config.json key (or where the count comes from) named when a vision block's index
+	 * is past the tower's count (NULL: the one the vision flags imply, plan.c vis_depth_key) */
+	const char *depth_key;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in

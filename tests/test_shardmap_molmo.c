@@ -452,7 +452,7 @@ static void test_mo_errors(void **state)
 	fx_refused(m, cfg_o, WT_EUNSUPPORTED, "blocks.0.att_proj.bias", "qkv_bias");
 	m = mo_partial(false, false);
 	mo_block(m, BLOCKS); /* a 24th block: vLLM builds 23 */
-	fx_refused(m, cfg_d, WT_ESHAPE, "resblocks.23", "vision block 23");
+	fx_refused(m, cfg_d, WT_ESHAPE, "resblocks.23", "VisionBackboneConfig) num_layers is 23");
 	m = mo_partial(false, false);
 	tm_add2(m, PJ "w1.bias", I, 0);
 	fx_refused(m, cfg_d, WT_EUNSUPPORTED, "image_projector.w1.bias", "unknown tensor");

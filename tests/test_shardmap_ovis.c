@@ -452,7 +452,7 @@ static void test_ov_errors(void **state)
 	           "visual_tokenizer.head.0.weight", "32");
 	/* a block past backbone_config.num_hidden_layers */
 	fx_refused(ovis_model(3, O_ALL), cfg_qw, WT_EUNSUPPORTED, "trunk.blocks.2.",
-	           "num_hidden_layers");
+	           "visual_tokenizer_config.backbone_config.num_hidden_layers");
 }
 
 /* Ovis1.6's SigLIP backbone: width 64, 4 heads, MLP vi, image 4 / patch 2 (2 x 2 patches), 2
@@ -466,11 +466,11 @@ static void test_ov_errors(void **state)
 	"\"visual_tokenizer_config\":{\"model_type\":\"siglip_visual_tokenizer\",\"vocab_size\":"  \
 	"37,\"hidden_stride\":2," bb "}"
 
-static tm_model *siglip_model(bool head, int64_t vi)
+static tm_model *siglip_model_n(bool head, int64_t vi, int blocks)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
 	add_lm(m, LM);
-	mm_add_vit_at(m, LAY_TEXT, SV, false, VE, vi, 4, 2);
+	mm_add_vit_at(m, LAY_TEXT, SV, false, VE, vi, 4, blocks);
 	if (head)
 		fx_add_siglip_head(m, SV "head.", VE, vi);
 	tm_add2(m, "visual_tokenizer.head.0.weight", OVH, VM);
@@ -478,6 +478,11 @@ static tm_model *siglip_model(bool head, int64_t vi)
 	tm_add2(m, "visual_tokenizer.head.1.bias", OVH, 0);
 	tm_add2(m, "vte.weight", OVV, HID);
 	return m;
+}
+
+static tm_model *siglip_model(bool head, int64_t vi)
+{
+	return siglip_model_n(head, vi, 2);
 }
 
 /* Ovis1.6's SigLIP backbone at TP 2 / 4 by hand (LLaVA's SigLIP cut: q/k/v fused by heads,
@@ -525,6 +530,9 @@ static void test_ov_siglip(void **state)
 	           "backbone_config.vision_use_head");
 	fx_refused(siglip_model(false, 128), cfg, WT_ENOTFOUND, "vision_model.head.",
 	           "backbone_config.vision_use_head");
+	/* a block past the count: the key named is the backbone's (the family's depth_key) */
+	fx_refused(siglip_model_n(true, 128, 3), cfg, WT_ESHAPE, "encoder.layers.2.",
+	           "visual_tokenizer_config.backbone_config.num_hidden_layers is 2");
 	static const char *const keep[] = {
 	    SV "encoder.layers.1.mlp.fc1.weight", SV "encoder.layers.1.mlp.fc2.weight",
 	    SV "head.mlp.fc1.weight", "visual_tokenizer.head.0.weight"};
