@@ -69,21 +69,6 @@ enum {
 	UV_QKVB = 32     /* Qwen2's q/k/v biases */
 };
 
-/* an encoder layer's tensors (0 columns: 1-D) */
-static const fx_leaf layer[] = {FX_WHISPER_LAYER_LEAVES(AE, AI)};
-
-/* whole on every rank (with conv1 / conv2 and the projector) */
-static const struct {
-	const char *name;
-	int64_t n, k;
-} top[] = {
-    {AT "conv1.bias", AE, 0},
-    {AT "conv2.bias", AE, 0},
-    {AT "embed_positions.weight", POS, AE},
-    {AT "layer_norm.weight", AE, 0},
-    {AT "layer_norm.bias", AE, 0},
-};
-
 static void add_lm(tm_model *m, lay y, bool lm_head, unsigned fl)
 {
 	char b[200];
@@ -124,7 +109,6 @@ static void add_lm(tm_model *m, lay y, bool lm_head, unsigned fl)
 static tm_model *uv_model(lay y, bool lm_head, int layers, unsigned fl)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	char b[200];
 	if (!(fl & UV_NOLM))
 		add_lm(m, y, lm_head, fl);
 	if (y == LAY_TEXT)
@@ -138,15 +122,7 @@ static tm_model *uv_model(lay y, bool lm_head, int layers, unsigned fl)
 		tm_add2(m, PJ "ln_post.weight", HID, 0);
 	if (fl & UV_NOAUDIO)
 		return m;
-	tm_add(m, AT "conv1.weight", WT_DTYPE_INVALID, 3, AE, MEL, 3);
-	tm_add(m, AT "conv2.weight", WT_DTYPE_INVALID, 3, AE, AE, 3);
-	for (size_t k = 0; k < sizeof(top) / sizeof(top[0]); k++)
-		tm_add2(m, top[k].name, top[k].n, top[k].k);
-	for (int l = 0; l < layers; l++)
-		for (size_t k = 0; k < sizeof(layer) / sizeof(layer[0]); k++) {
-			snprintf(b, sizeof(b), AB "%s", l, layer[k].leaf);
-			tm_add2(m, b, layer[k].n, layer[k].k);
-		}
+	tm_add_whisper_tower(m, AT, layers, AE, AI, MEL, POS);
 	return m;
 }
 
@@ -154,11 +130,7 @@ static void check_rank(const fx *f, uint32_t T, uint32_t r, bool mid)
 {
 	for (int l = 0; l < 2; l++)
 		fx_whisper_layer_is(f, T, r, AT, l, AE, AI);
-	for (size_t k = 0; k < sizeof(top) / sizeof(top[0]); k++)
-		repl(f, r, top[k].name);
-	repl(f, r, AT "conv1.weight");
-	repl(f, r, AT "conv2.weight");
-	shp(f, r, AT "conv1.weight", 3, AE, MEL, 3);
+	fx_whisper_whole_is(f, r, AT, AE, MEL);
 	repl(f, r, PJ "ln_pre.weight");
 	repl(f, r, PJ "linear_1.weight");
 	repl(f, r, PJ "linear_2.weight");

@@ -53,19 +53,11 @@ static const char cfg_text[] = "{\"architectures\":[\"LlamaForCausalLM\"]," LM_K
 #define AB AT "layers.%d."
 #define LM "language_model.model."
 
-/* an encoder layer's tensors (0 columns: 1-D) */
-static const fx_leaf layer[] = {FX_WHISPER_LAYER_LEAVES(AE, AI)};
-
-/* whole on every rank (with conv1 / conv2) */
+/* the projector, whole on every rank */
 static const struct {
 	const char *name;
 	int64_t n, k;
-} top[] = {
-    {AT "conv1.bias", AE, 0},
-    {AT "conv2.bias", AE, 0},
-    {AT "embed_positions.weight", POS, AE},
-    {AT "layer_norm.weight", AE, 0},
-    {AT "layer_norm.bias", AE, 0},
+} proj[] = {
     {"multi_modal_projector.linear_1.weight", HID, AI},
     {"multi_modal_projector.linear_2.weight", HID, HID},
 };
@@ -95,15 +87,9 @@ static tm_model *vx_model(lay y, bool lm_head, int layers)
 		mm_add(m, y, "lm_head.weight", 128, HID);
 	if (y == LAY_TEXT)
 		return m;
-	tm_add(m, AT "conv1.weight", WT_DTYPE_INVALID, 3, AE, MEL, 3);
-	tm_add(m, AT "conv2.weight", WT_DTYPE_INVALID, 3, AE, AE, 3);
-	for (size_t k = 0; k < sizeof(top) / sizeof(top[0]); k++)
-		tm_add2(m, top[k].name, top[k].n, top[k].k);
-	for (int l = 0; l < layers; l++)
-		for (size_t k = 0; k < sizeof(layer) / sizeof(layer[0]); k++) {
-			snprintf(b, sizeof(b), AB "%s", l, layer[k].leaf);
-			tm_add2(m, b, layer[k].n, layer[k].k);
-		}
+	tm_add_whisper_tower(m, AT, layers, AE, AI, MEL, POS);
+	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
+		tm_add2(m, proj[k].name, proj[k].n, proj[k].k);
 	return m;
 }
 
@@ -111,11 +97,9 @@ static void check_rank(const fx *f, uint32_t T, uint32_t r)
 {
 	for (int l = 0; l < 2; l++)
 		fx_whisper_layer_is(f, T, r, AT, l, AE, AI);
-	for (size_t k = 0; k < sizeof(top) / sizeof(top[0]); k++)
-		repl(f, r, top[k].name);
-	repl(f, r, AT "conv1.weight");
-	repl(f, r, AT "conv2.weight");
-	shp(f, r, AT "conv1.weight", 3, AE, MEL, 3);
+	fx_whisper_whole_is(f, r, AT, AE, MEL);
+	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
+		repl(f, r, proj[k].name);
 	shp(f, r, "multi_modal_projector.linear_1.weight", 2, HID, AI, 0);
 	const char *lq = LM "layers.0.self_attn.qkv_proj.weight";
 	int64_t ql = 64 / T, kvh = T == 2 ? r : r / 2;
