@@ -44,6 +44,9 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initia
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -fvisibility=hidden -pthread \
              $(WARN) $(WERROR) -Iinclude -I. -I$(BUILD)/gen -DWT_BUILDING \
              $(SANFLAGS) $(CUDA_DEFS) $(CFLAGS)
+# -lcurl: only the tests and benches that call libcurl themselves record it (--as-needed below);
+# the loader loads it at run time (loader/curl_dl.h), so weightctl, weightd and wt-mkckpt start
+# without it.
 LIBS     := -lnng -lrocksdb -lprotobuf-c -lcurl -ljansson -linih -lxxhash -lcrypto -lpthread -lm
 TESTLIBS := -lcmocka
 # The daemon's own libraries (never linked into libweights).

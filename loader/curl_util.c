@@ -11,7 +11,7 @@
  * ignores Range (200) or sends more than asked, so a misbehaving server never
  * makes us download a whole object.
  */
-#include <curl/curl.h>
+#include "loader/curl_dl.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -62,7 +62,7 @@ static CURLcode global_rc;
 
 static void global_init(void)
 {
-	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	global_rc = wt_curl.global_init(CURL_GLOBAL_DEFAULT);
 }
 
 /* ---------------- client and lanes ---------------- */
@@ -73,9 +73,9 @@ static void lane_free(lane *l)
 		return;
 	for (int i = 0; i < CURLU_MAX_PARALLEL; i++)
 		if (l->h[i] != NULL)
-			curl_easy_cleanup(l->h[i]);
+			wt_curl.easy_cleanup(l->h[i]);
 	if (l->m != NULL)
-		curl_multi_cleanup(l->m);
+		wt_curl.multi_cleanup(l->m);
 	free(l);
 }
 
@@ -85,7 +85,7 @@ void curlu_close(curlu *c)
 		return;
 	for (size_t i = 0; i < c->n_idle; i++)
 		lane_free(c->idle[i]);
-	curl_slist_free_all(c->hdrs);
+	wt_curl.slist_free_all(c->hdrs);
 	if (c->userpwd != NULL) {
 		/* the secret should not linger in freed memory */
 		volatile char *p = c->userpwd;
@@ -106,7 +106,7 @@ static int add_header(curlu *c, const char *name, const char *value, wt_errbuf *
 	if (h == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory for an HTTP header");
 	snprintf(h, n, "%s: %s", name, value);
-	struct curl_slist *l = curl_slist_append(c->hdrs, h);
+	struct curl_slist *l = wt_curl.slist_append(c->hdrs, h);
 	free(h);
 	if (l == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory for an HTTP header");
@@ -117,10 +117,13 @@ static int add_header(curlu *c, const char *name, const char *value, wt_errbuf *
 int curlu_open(curlu **out, const curlu_opts *o, wt_errbuf *err)
 {
 	*out = NULL;
+	int rv = curl_dl_load(err);
+	if (rv != WT_OK)
+		return rv;
 	pthread_once(&global_once, global_init);
 	if (global_rc != CURLE_OK)
 		return wt_seterr(err, WT_EIO, "libcurl global init failed: %s",
-		                 curl_easy_strerror(global_rc));
+		                 wt_curl.easy_strerror(global_rc));
 	curlu *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory for an HTTP client");
@@ -129,7 +132,7 @@ int curlu_open(curlu **out, const curlu_opts *o, wt_errbuf *err)
 		return wt_seterr(err, WT_ENOMEM, "pthread_mutex_init failed");
 	}
 	c->o = *o;
-	int rv = WT_OK;
+	rv = WT_OK;
 	if ((o->userpwd != NULL && (c->userpwd = strdup(o->userpwd)) == NULL) ||
 	    (o->sigv4 != NULL && (c->sigv4 = strdup(o->sigv4)) == NULL) ||
 	    (o->ca_bundle != NULL && (c->ca_bundle = strdup(o->ca_bundle)) == NULL))
@@ -169,7 +172,7 @@ static lane *lane_get(curlu *c)
 		return l;
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return NULL;
-	if ((l->m = curl_multi_init()) == NULL) {
+	if ((l->m = wt_curl.multi_init()) == NULL) {
 		free(l);
 		return NULL;
 	}
@@ -193,11 +196,13 @@ static int setup_handle(curlu *c, CURL *h, xfer *x)
 {
 	char range[64];
 	CURLcode e = CURLE_OK;
-	curl_easy_reset(h);
+	wt_curl.easy_reset(h);
 #define SET(opt, val)                                                                              \
 	do {                                                                                       \
+		_Static_assert(CURL_DL_LONG_OK(opt, val), #opt ": a long option takes a long, "    \
+		                                               "the others a pointer");            \
 		if (e == CURLE_OK)                                                                 \
-			e = curl_easy_setopt(h, opt, val);                                         \
+			e = wt_curl.easy_setopt(h, opt, val);                                      \
 	} while (0)
 	SET(CURLOPT_URL, x->url);
 	SET(CURLOPT_NOSIGNAL, 1L);
@@ -255,7 +260,7 @@ static int lane_run(curlu *c, lane *l, xfer **xs, size_t n, wt_errbuf *err)
 	int rv = WT_OK;
 	for (size_t i = 0; i < n; i++) {
 		curlx_reset(xs[i]);
-		if (l->h[i] == NULL && (l->h[i] = curl_easy_init()) == NULL) {
+		if (l->h[i] == NULL && (l->h[i] = wt_curl.easy_init()) == NULL) {
 			rv =
 			    wt_seterr(err, WT_ENOMEM, "curl_easy_init failed for '%s'", xs[i]->url);
 			break;
@@ -265,7 +270,7 @@ static int lane_run(curlu *c, lane *l, xfer **xs, size_t n, wt_errbuf *err)
 			               xs[i]->url);
 			break;
 		}
-		if (curl_multi_add_handle(l->m, l->h[i]) != CURLM_OK) {
+		if (wt_curl.multi_add_handle(l->m, l->h[i]) != CURLM_OK) {
 			rv = wt_seterr(err, WT_EIO, "curl_multi_add_handle failed for '%s'",
 			               xs[i]->url);
 			break;
@@ -274,27 +279,27 @@ static int lane_run(curlu *c, lane *l, xfer **xs, size_t n, wt_errbuf *err)
 	}
 	int running = rv == WT_OK ? 1 : 0;
 	while (running > 0) {
-		CURLMcode mc = curl_multi_perform(l->m, &running);
+		CURLMcode mc = wt_curl.multi_perform(l->m, &running);
 		if (mc == CURLM_OK && running > 0)
-			mc = curl_multi_poll(l->m, NULL, 0, 1000, NULL);
+			mc = wt_curl.multi_poll(l->m, NULL, 0, 1000, NULL);
 		if (mc != CURLM_OK) {
 			rv = wt_seterr(err, WT_EIO, "curl multi loop failed: %s",
-			               curl_multi_strerror(mc));
+			               wt_curl.multi_strerror(mc));
 			break;
 		}
 	}
 	CURLMsg *msg;
 	int left;
-	while ((msg = curl_multi_info_read(l->m, &left)) != NULL) {
+	while ((msg = wt_curl.multi_info_read(l->m, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		xfer *x = NULL;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		wt_curl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
 		if (x != NULL)
 			x->cc = msg->data.result;
 	}
 	for (size_t i = 0; i < added; i++)
-		curl_multi_remove_handle(l->m, l->h[i]);
+		wt_curl.multi_remove_handle(l->m, l->h[i]);
 	return rv;
 }
 
@@ -385,15 +390,15 @@ int curlu_check_status(const curlu_opts *o, const xfer *x, int attempts, wt_errb
 		bool tls =
 		    x->cc == CURLE_PEER_FAILED_VERIFICATION || x->cc == CURLE_SSL_CACERT_BADFILE;
 		bool down = x->cc == CURLE_UNSUPPORTED_PROTOCOL && o->https_only;
-		return wt_seterr(err, code, "key '%s': %s %s failed after %d attempt%s: %s%s%s%s",
-		                 x->key, method_of(x), x->url, attempts, attempts == 1 ? "" : "s",
-		                 curl_easy_strerror(x->cc), x->curlerr[0] ? ": " : "", x->curlerr,
-		                 tls ? "; for a private CA set WEIGHTD_HTTP_CA_BUNDLE=FILE.pem"
-		                 : down
-		                     ? "; an https:// store follows redirects to https only (the "
-		                       "bytes would travel without TLS): fix the server's "
-		                       "redirect or register the http:// URL it names"
-		                     : "");
+		return wt_seterr(
+		    err, code, "key '%s': %s %s failed after %d attempt%s: %s%s%s%s", x->key,
+		    method_of(x), x->url, attempts, attempts == 1 ? "" : "s",
+		    wt_curl.easy_strerror(x->cc), x->curlerr[0] ? ": " : "", x->curlerr,
+		    tls    ? "; for a private CA set WEIGHTD_HTTP_CA_BUNDLE=FILE.pem"
+		    : down ? "; an https:// store follows redirects to https only (the "
+		             "bytes would travel without TLS): fix the server's "
+		             "redirect or register the http:// URL it names"
+		           : "");
 	}
 	if (x->status >= 200 && x->status <= 299)
 		return WT_OK;
@@ -451,7 +456,7 @@ static int run(curlu *c, xfer **xs, size_t n, wt_errbuf *err)
 			       c->o.max_retries, delay);
 		else
 			WT_LOG(WT_LOG_WARNING, "%s %s: %s; retry %d of %d in %ld ms",
-			       method_of(todo[0]), todo[0]->url, curl_easy_strerror(todo[0]->cc),
+			       method_of(todo[0]), todo[0]->url, wt_curl.easy_strerror(todo[0]->cc),
 			       attempt, c->o.max_retries, delay);
 		sleep_ms(delay);
 		delay = delay * 2 > CURLU_BACKOFF_CAP ? CURLU_BACKOFF_CAP : delay * 2;
@@ -509,8 +514,8 @@ int curlu_stat_reply(const xfer *x, const char *url, const char *key, bool etag_
 	 * a same-size write later in that second would keep the version. Only
 	 * S3's ETags (MD5s of the bytes) are known not to. */
 	if (x->etag[0] == '\0' || !etag_is_content) {
-		time_t lm = x->lastmod[0] ? curl_getdate(x->lastmod, NULL) : -1;
-		time_t now = x->date[0] ? curl_getdate(x->date, NULL) : -1;
+		time_t lm = x->lastmod[0] ? wt_curl.getdate(x->lastmod, NULL) : -1;
+		time_t now = x->date[0] ? wt_curl.getdate(x->date, NULL) : -1;
 		if (x->etag[0] == '\0' && (lm == -1 || now == -1))
 			return wt_seterr(err, WT_EUNSUPPORTED,
 			                 "key '%s': HEAD %s: its version is Last-Modified '%s' (no "

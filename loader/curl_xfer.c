@@ -95,19 +95,19 @@ static bool redirect_allowed(xfer *x, const char *v, bool cut)
 		return false;
 	}
 	char *cur = NULL, *abs = NULL;
-	CURLU *u = curl_url();
+	CURLU *u = wt_curl.url();
 	bool ok = false;
 	if (u != NULL && x->easy != NULL &&
-	    curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &cur) == CURLE_OK && cur != NULL &&
-	    curl_url_set(u, CURLUPART_URL, cur, 0) == CURLUE_OK &&
-	    curl_url_set(u, CURLUPART_URL, v, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_URL, &abs, 0) == CURLUE_OK)
+	    wt_curl.easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &cur) == CURLE_OK &&
+	    cur != NULL && wt_curl.url_set(u, CURLUPART_URL, cur, 0) == CURLUE_OK &&
+	    wt_curl.url_set(u, CURLUPART_URL, v, 0) == CURLUE_OK &&
+	    wt_curl.url_get(u, CURLUPART_URL, &abs, 0) == CURLUE_OK)
 		ok = x->redirect_ok(x->redirect_ctx, abs, &x->refused) == WT_OK;
 	else
 		wt_seterr(&x->refused, WT_EPERM, "a redirect to '%.200s', which is not a URL here",
 		          v);
-	curl_free(abs);
-	curl_url_cleanup(u);
+	wt_curl.free(abs);
+	wt_curl.url_cleanup(u);
 	return ok;
 }
 

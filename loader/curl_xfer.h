@@ -6,7 +6,7 @@
 #ifndef WT_LOADER_CURL_XFER_H
 #define WT_LOADER_CURL_XFER_H
 
-#include <curl/curl.h>
+#include "loader/curl_dl.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -16,7 +16,7 @@
  * "user:password@" part is refused; use ~/.netrc, which libcurl reads.
  * Any thread may call any function; curl handles come from the curlu pool.
  */
-#include <curl/curl.h>
+#include "loader/curl_dl.h"
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,18 +183,18 @@ static void http_set_cancel(void *impl, const _Atomic bool *cancel)
 static int redirect_ok(void *ctx, const char *url, wt_errbuf *err)
 {
 	const http_store *hs = ctx;
-	CURLU *u = curl_url();
+	CURLU *u = wt_curl.url();
 	char *scheme = NULL, *user = NULL, *host = NULL, *port = NULL;
 	if (u == NULL)
 		return wt_seterr(err, WT_ENOMEM, "out of memory checking a redirect");
 	int rv = WT_OK;
-	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
+	if (wt_curl.url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    wt_curl.url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    wt_curl.url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    wt_curl.url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
 	    (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0))
 		rv = wt_seterr(err, WT_EPERM, "redirected to %.300s, not an http(s) URL here", url);
-	else if (curl_url_get(u, CURLUPART_USER, &user, 0) != CURLUE_NO_USER)
+	else if (wt_curl.url_get(u, CURLUPART_USER, &user, 0) != CURLUE_NO_USER)
 		rv = wt_seterr(err, WT_EPERM,
 		               "redirected to %.300s, a URL with a user name: not followed "
 		               "(credentials come from ~/.netrc)",
@@ -206,11 +206,11 @@ static int redirect_ok(void *ctx, const char *url, wt_errbuf *err)
 		               "those hosts); add HOST[:PORT] to register_hosts in the daemon's "
 		               "configuration if it is trusted",
 		               url, host, port);
-	curl_free(scheme);
-	curl_free(user);
-	curl_free(host);
-	curl_free(port);
-	curl_url_cleanup(u);
+	wt_curl.free(scheme);
+	wt_curl.free(user);
+	wt_curl.free(host);
+	wt_curl.free(port);
+	wt_curl.url_cleanup(u);
 	return rv;
 }
 

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader/curl_dl.h"
 #include "loader/curl_int.h"
 #include "loader/curl_xfer.h"
 #include "tests/fuzz/fuzz.h"
@@ -138,6 +139,10 @@ static void check_range(const xfer *x, const char *version)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	/* the callbacks and checks call libcurl (curl_getdate, curl_url, ...): loaded on first
+	 * use as curlu_open does (loader/curl_dl.h) */
+	wt_errbuf lerr = {0};
+	FUZZ_CHECK(curl_dl_load(&lerr) == WT_OK);
 	if (size < 2)
 		return 0;
 	static const int kinds[3] = {X_HEAD, X_RANGE, X_BODY};

@@ -3,7 +3,8 @@
 # local Range-capable server (objstore_server.py) agree with the local folder;
 # a weightd serving --model llama=http://... answers fetch like weightctl shard;
 # a server that ignores Range is refused with a clear error; redirects are
-# followed, but an https:// store never follows one to http://.
+# followed, but an https:// store never follows one to http://; libcurl is
+# loaded only for a URL, and a missing one is a clear error.
 set -u
 B=${WT_BUILD:-build}
 ME=objstore_http.sh
@@ -39,6 +40,23 @@ L="--tp-size 2 --tp-rank 1 --quant fp8-block"
 "$B/weightctl" shard --model-dir "$URL/ok/llama" $L --out "$T/http.st" || fail "shard http"
 same_tensors "$T/local.st" "$T/http.st" || fail "shard over http differs from local"
 weightd_check llama "$URL/ok/llama" "$T/local.st" $L
+
+# libcurl is loaded when a URL is first opened (loader/curl_dl.h), not linked: no program
+# needs it at start; a libcurl that cannot be loaded, or lacks a function, is exit 1 naming
+# the library and the fix (WEIGHTD_LIBCURL names another one)
+for p in weightctl weightd wt-mkckpt; do
+	! readelf -d "$B/$p" | grep -q 'NEEDED.*libcurl' || fail "$p links libcurl at start"
+done
+WEIGHTD_LIBCURL=/nonexistent/libcurl.so.4 "$B/weightctl" inspect "$URL/ok/llama" >/dev/null \
+	2>"$T/err"
+rc=$?
+[ $rc = 1 ] && grep -q "WT_EUNSUPPORTED.*need libcurl.*'/nonexistent/libcurl.so.4' (WEIGHTD_LIBCURL).*apt-get install" \
+	"$T/err" || fail "libcurl missing: exit $rc: $(cat "$T/err")"
+WEIGHTD_LIBCURL=libz.so.1 "$B/weightctl" inspect "$URL/ok/llama" >/dev/null 2>"$T/err"
+rc=$?
+[ $rc = 1 ] && grep -q "WT_EUNSUPPORTED.*'libz.so.1' (WEIGHTD_LIBCURL) has no curl_global_init" \
+	"$T/err" || fail "not a libcurl: exit $rc: $(cat "$T/err")"
+"$B/weightctl" inspect "$T/srv/llama" >/dev/null || fail "a folder needs no libcurl"
 
 # a server that ignores Range: exit 1 and a message that says so
 "$B/weightctl" inspect "$URL/norange/llama" >"$T/out" 2>"$T/err"
