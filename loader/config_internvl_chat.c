@@ -28,7 +28,10 @@
  * H2OVL (model_type h2ovl_chat, H2OVLChatConfig) and Skywork-R1V (skywork_chat,
  * SkyworkChatConfig) are read the same way: their remote configuration files (not read here)
  * are forks of InternVLChatConfig with the same keys, and vLLM's h2ovl.py / skyworkr1v.py read
- * the same ones.
+ * the same ones. NVLM-D (model_type NVLM_D: vLLM's NVLM_D_Config is its InternVLChatConfig
+ * with text_config a Qwen2Config of llm_config; nvidia/NVLM-D-72B's configuration_nvlm_d.py,
+ * not read here, is a fork of InternVLChatConfig) too; the planner refuses a language model
+ * other than Qwen2's there (family_internvl_chat.c nvlm_check).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -42,7 +45,7 @@ bool config_is_internvl_chat(json_t *root)
 {
 	const char *mt = json_string_value(json_object_get(root, "model_type"));
 	return mt != NULL && (strcmp(mt, "internvl_chat") == 0 || strcmp(mt, "h2ovl_chat") == 0 ||
-	                      strcmp(mt, "skywork_chat") == 0);
+	                      strcmp(mt, "skywork_chat") == 0 || strcmp(mt, "NVLM_D") == 0);
 }
 
 /* llm_config.architectures[0] -> the config class vLLM's registered model reads it as. */

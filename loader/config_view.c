@@ -258,6 +258,8 @@ static void drop_composite_keys(json_t *v, json_t *root)
 			json_object_del(v, "tie_word_embeddings");
 	if (config_is_minimax_vl(root)) /* vLLM builds its LM of text_config alone */
 		json_object_del(v, "tie_word_embeddings");
+	if (config_is_internvl_chat(root)) /* NVLM_D's too: tied by llm_config alone */
+		json_object_del(v, "tie_word_embeddings");
 	bool pali = config_is_paligemma(root);
 	if (pali || config_is_ultravox(root)) { /* Ultravox's: the projector's width */
 		json_object_del(v, "hidden_size");

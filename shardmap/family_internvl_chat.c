@@ -36,8 +36,18 @@
  * SkyworkR1VChatModel (model_type skywork_chat: Skywork/Skywork-R1V-38B, R1V2 / R1V3-38B),
  * vLLM's skyworkr1v.py: the same tower and names, mlp1.1 / mlp1.3 ReplicatedLinear built with
  * the quantization config (whole on every rank, quantized: the arch_variant table); its
- * InternLM2 / Phi-3 language model is refused (no release has one). NVLM_D (nvlm_d.py: InternViT
- * with dummy heads, mlp1 to intermediate_size without biases) is not cut here.
+ * InternLM2 / Phi-3 language model is refused (no release has one).
+ *
+ * NVLM-D (NVLM_D: nvidia/NVLM-D-72B, model_type NVLM_D, remote code; its own family nvlm_d),
+ * vLLM's nvlm_d.py: an InternVLChatModel whose _init_vision_model builds InternViT with
+ * num_dummy_heads 7 (InternViT-6B's 25 heads padded to 32 with zero heads, stored so in the
+ * checkpoint: attn.qkv [3 (H + 7) d, VE], q_norm / k_norm [(H + 7) d], attn.proj
+ * [VE, (H + 7) d]): split by H + 7 heads where they divide tp_size (InternParallelAttention),
+ * else whole and never quantized (InternSdpaAttention); and whose _init_mlp1 is 0 LayerNorm
+ * [VE n^2], 1 Linear [intermediate_size, VE n^2], 3 Linear [hidden_size, intermediate_size]
+ * without biases (the language model's sizes; plain nn.Linear: whole, never quantized). Its
+ * language model is Qwen2ForCausalLM (vLLM's NVLM_D_Config reads llm_config as a Qwen2Config);
+ * any other is refused.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -53,15 +63,16 @@
 #define IVC_VL IVC_VT "encoder.layers."
 #define IVC_VB IVC_VL "{i}."
 
-/* A [VE] tensor of every block, whole on every rank, under condition c. */
-#define IVC_VREPL(n, c)                                                                            \
-	SM_RULE(IVC_VB n, IVC_VB n, SM_K_REPL, 0, SM_U_NONE, c, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
+/* A [d] tensor of every block, whole on every rank, under condition c. */
+#define IVC_VREPLD(n, c, d)                                                                        \
+	SM_RULE(IVC_VB n, IVC_VB n, SM_K_REPL, 0, SM_U_NONE, c, SM_F_VIS, 1, d, SM_D_ANY)
+#define IVC_VREPL(n, c) IVC_VREPLD(n, c, SM_D_VE)
 /* A tensor of the embeddings or projector, whole on every rank, never quantized. */
 #define IVC_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
 
-/* InternViT and mlp1, as vLLM's intern_vit.py / internvl.py build them; mlp1's Linears get
- * flags MQ (0: plain nn.Linear; SM_F_QUANT: SkyworkR1V's ReplicatedLinear). */
-#define IVC_TOWER_RULES(MQ)                                                                        \
+/* InternViT as vLLM's intern_vit.py builds it; the attention [VA] wide ((H + n) x d with
+ * NVLM-D's n dummy heads, VE without). */
+#define IVC_VIT_RULES                                                                              \
 	SM_RULE3(IVC_VT "embeddings.class_embedding", IVC_VT "embeddings.class_embedding",         \
 	         SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, SM_D_ONE, SM_D_ONE, SM_D_VE),               \
 	    SM_RULE3(IVC_VT "embeddings.position_embedding",                                       \
@@ -78,13 +89,13 @@
 	     {SM_D_VE, SM_D_VCH, SM_D_VP, SM_D_VP}},                                               \
 	    IVC_REPL(IVC_VT "embeddings.patch_embedding.bias", 1, SM_D_VE, SM_D_ANY),              \
 	    SM_RULE(IVC_VB "attn.qkv.weight", IVC_VB "attn.qkv.weight", SM_K_QKVFW, 0,             \
-	            SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_V3E, SM_D_VE),           \
+	            SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_V3A, SM_D_VE),           \
 	    SM_RULE(IVC_VB "attn.qkv.bias", IVC_VB "attn.qkv.bias", SM_K_QKVFW, 0, SM_U_VHEADS,    \
-	            SM_C_IVQKVB, SM_F_VIS, 1, SM_D_V3E, SM_D_ANY),                                 \
-	    IVC_VREPL("attn.q_norm.weight", SM_C_IVQKN),                                           \
-	    IVC_VREPL("attn.k_norm.weight", SM_C_IVQKN),                                           \
+	            SM_C_IVQKVB, SM_F_VIS, 1, SM_D_V3A, SM_D_ANY),                                 \
+	    IVC_VREPLD("attn.q_norm.weight", SM_C_IVQKN, SM_D_VA),                                 \
+	    IVC_VREPLD("attn.k_norm.weight", SM_C_IVQKN, SM_D_VA),                                 \
 	    SM_RULE(IVC_VB "attn.proj.weight", IVC_VB "attn.proj.weight", SM_K_COLSW, 0,           \
-	            SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VE),            \
+	            SM_U_VHEADS, SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VE, SM_D_VA),            \
 	    IVC_VREPL("attn.proj.bias", SM_C_ALL),                                                 \
 	    SM_RULE(IVC_VB "mlp.fc1.weight", IVC_VB "mlp.fc1.weight", SM_K_ROWS, 0, SM_U_VI,       \
 	            SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VI, SM_D_VE),                         \
@@ -96,7 +107,12 @@
 	    IVC_VREPL("norm1.bias", SM_C_IVLN), IVC_VREPL("norm2.weight", SM_C_ALL),               \
 	    IVC_VREPL("norm2.bias", SM_C_IVLN), IVC_VREPL("ls1", SM_C_ALL),                        \
 	    IVC_VREPL("ls2", SM_C_ALL), IVC_REPL("mlp1.0.weight", 1, SM_D_VM, SM_D_ANY),           \
-	    IVC_REPL("mlp1.0.bias", 1, SM_D_VM, SM_D_ANY),                                         \
+	    IVC_REPL("mlp1.0.bias", 1, SM_D_VM, SM_D_ANY)
+
+/* InternViT and mlp1, as vLLM's intern_vit.py / internvl.py build them; mlp1's Linears get
+ * flags MQ (0: plain nn.Linear; SM_F_QUANT: SkyworkR1V's ReplicatedLinear). */
+#define IVC_TOWER_RULES(MQ)                                                                        \
+	IVC_VIT_RULES,                                                                             \
 	    SM_RULE("mlp1.1.weight", "mlp1.1.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, MQ, 2,    \
 	            SM_D_HID, SM_D_VM),                                                            \
 	    IVC_REPL("mlp1.1.bias", 1, SM_D_HID, SM_D_ANY),                                        \
@@ -117,6 +133,19 @@ static const sm_rule ivc_sky_rules[] = {
     SM_RULES_TOP_AT("language_model."),
     SM_RULES_LLAMA_QWEN_LAYER,
     IVC_TOWER_RULES(SM_F_QUANT),
+};
+
+/* NVLM_D_Model (vLLM's nvlm_d.py): the tower with its dummy heads ([VA], [V3A]) and
+ * NVLMProjector's mlp1 (_init_mlp1: no biases, through the language model's intermediate_size),
+ * plain nn.Linear: whole on every rank, never quantized. */
+static const sm_rule nvlm_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LLAMA_QWEN_LAYER,
+    IVC_VIT_RULES,
+    SM_RULE("mlp1.1.weight", "mlp1.1.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 2, SM_D_I,
+            SM_D_VM),
+    SM_RULE("mlp1.3.weight", "mlp1.3.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 2, SM_D_HID,
+            SM_D_I),
 };
 
 /* InternLM2ForCausalLM under language_model. (InternVL2-2B / 8B / 20B, InternVL2_5-2B / 8B /
@@ -167,15 +196,27 @@ static int ivc_extra(const ckpt *ck, const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* Is cn an InternViT block's attn.qkv / attn.proj weight? */
+static bool ivc_attn_linear(const char *cn)
+{
+	size_t n = strlen(cn);
+	return ivc_block(cn) >= 0 && ((n > 16 && strcmp(cn + n - 16, ".attn.qkv.weight") == 0) ||
+	                              (n > 17 && strcmp(cn + n - 17, ".attn.proj.weight") == 0));
+}
+
 /* InternViT's qkv / proj are InternSdpaAttention's plain nn.Linear when its heads do not
  * divide tp_size: never quantized then. */
 static bool ivc_float_at_tp(const ckpt_config *c, uint32_t tp, const char *cn)
 {
-	size_t n = strlen(cn);
-	bool attn =
-	    ivc_block(cn) >= 0 && ((n > 16 && strcmp(cn + n - 16, ".attn.qkv.weight") == 0) ||
-	                           (n > 17 && strcmp(cn + n - 17, ".attn.proj.weight") == 0));
-	return attn && c->v_num_attn_heads % (int64_t)tp != 0;
+	return ivc_attn_linear(cn) && c->v_num_attn_heads % (int64_t)tp != 0;
+}
+
+/* NVLM-D's: its heads with the 7 dummy ones (vLLM's _init_attn tests num_heads +
+ * num_dummy_heads). */
+#define NVLM_DUMMY_HEADS 7
+static bool nvlm_float_at_tp(const ckpt_config *c, uint32_t tp, const char *cn)
+{
+	return ivc_attn_linear(cn) && (c->v_num_attn_heads + NVLM_DUMMY_HEADS) % (int64_t)tp != 0;
 }
 
 /* The loader's vision fields (model_type internvl_chat); the tower's sizes; the language model's
@@ -205,6 +246,61 @@ static int ivc_check(const ckpt_config *c, wt_errbuf *err)
 	return il2 ? shardmap_internlm2_check(c, err) : WT_OK;
 }
 
+/* NVLM-D: the InternVL chat format's checks, model_type NVLM_D, a Qwen2 language model. */
+static int nvlm_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_vision)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: %s needs model_type NVLM_D with its vision_config and "
+		    "llm_config (NVLM_D_Config)",
+		    c->architecture);
+	if (strcmp(c->lm_model_type, "qwen2") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: llm_config.architectures[0] builds a language model of "
+		    "model_type %s under %s, which is not cut here: vLLM's NVLM_D_Config reads "
+		    "llm_config as a Qwen2Config and NVLM-D's language model is Qwen2ForCausalLM; "
+		    "give a Qwen2ForCausalLM llm_config",
+		    c->lm_model_type, c->architecture);
+	return ivc_check(c, err);
+}
+
+/* A tower tensor stored without NVLM-D's dummy heads, or InternVL's mlp1 biases (an InternVL
+ * chat checkpoint labelled NVLM_D): refused naming them before the shape check's bare
+ * numbers. */
+static int nvlm_names(const ckpt *ck, const ckpt_config *c, wt_errbuf *err)
+{
+	int64_t h = c->v_num_attn_heads, ve = c->v_hidden_size;
+	if (h <= 0 || ve % h != 0)
+		return WT_OK; /* the check refuses it */
+	for (size_t k = 0; k < ckpt_n_tensors(ck); k++) {
+		const ckpt_tensor *t = ckpt_tensor_at(ck, k);
+		size_t n = strlen(t->name);
+		if (strcmp(t->name, "mlp1.1.bias") == 0 || strcmp(t->name, "mlp1.3.bias") == 0)
+			return wt_seterr(err, WT_EUNSUPPORTED,
+			                 "tensor '%s': vLLM's nvlm_d.py builds mlp1's Linears "
+			                 "without biases (_init_mlp1, bias=False: the projector "
+			                 "of InternVLChatModel has them); remove it, or serve the "
+			                 "checkpoint as InternVLChatModel",
+			                 t->name);
+		if (!ivc_attn_linear(t->name) || t->ndim != 2)
+			continue;
+		bool qkv = strcmp(t->name + n - 16, ".attn.qkv.weight") == 0; /* n > 16 */
+		if (t->shape[qkv ? 0 : 1] == (qkv ? 3 : 1) * ve)
+			return wt_seterr(
+			    err, WT_ESHAPE,
+			    "tensor '%s': [%" PRId64 ", %" PRId64 "] holds InternViT's %" PRId64
+			    " heads alone; vLLM's nvlm_d.py builds them with %d zero dummy heads "
+			    "(num_dummy_heads), %s %" PRId64 " wide, as NVLM-D's checkpoint stores "
+			    "them: serve NVLM-D's own weights, or this one as InternVLChatModel",
+			    t->name, t->shape[0], t->shape[1], h, NVLM_DUMMY_HEADS,
+			    qkv ? "q, k and v each" : "its input",
+			    (h + NVLM_DUMMY_HEADS) * (ve / h));
+	}
+	return WT_OK;
+}
+
 static const sm_family ivc_phi3;
 
 /* InternLM2's table when llm_config's architecture is InternLM2ForCausalLM, Phi-3's when it is
@@ -221,11 +317,12 @@ static const char *const ivc_archs[] = {"InternVLChatModel", "H2OVLChatModel",
                                         "SkyworkR1VChatModel", NULL};
 static const char *const ivc_sky_archs[] = {"SkyworkR1VChatModel", NULL};
 
-#define IVC_FAMILY(A, R)                                                                           \
-	.name = "internvl_chat", .archs = A, .rules = R, .n_rules = SM_NRULES(R),                  \
-	.layer_prefix = "language_model.model.layers.", .check = ivc_check,                        \
-	.check_extra = ivc_extra, .drop_canon = ivc_drop, .float_at_tp = ivc_float_at_tp,          \
-	.vision_gated = true, .vision_siglip = true, .internvl = true
+#define IVC_FAMILY_OF(N, A, R, CHK, FAT)                                                           \
+	.name = N, .archs = A, .rules = R, .n_rules = SM_NRULES(R),                                \
+	.layer_prefix = "language_model.model.layers.", .check = CHK, .check_extra = ivc_extra,    \
+	.drop_canon = ivc_drop, .float_at_tp = FAT, .vision_gated = true, .vision_siglip = true,   \
+	.internvl = true
+#define IVC_FAMILY(A, R) IVC_FAMILY_OF("internvl_chat", A, R, ivc_check, ivc_float_at_tp)
 
 static const sm_family ivc_sky = {IVC_FAMILY(ivc_sky_archs, ivc_sky_rules)};
 static const sm_family ivc_phi3 = {IVC_FAMILY(ivc_archs, ivc_phi3_rules)};
@@ -233,3 +330,9 @@ static const sm_family ivc_phi3 = {IVC_FAMILY(ivc_archs, ivc_phi3_rules)};
 const sm_family shardmap_family_internvl_chat = {
     IVC_FAMILY(ivc_archs, ivc_rules), .variant_for = ivc_variant, .arch_variant = &ivc_sky};
 const sm_family shardmap_family_internvl_chat_il2 = {IVC_FAMILY(ivc_archs, ivc_il2_rules)};
+
+/* NVLM_D is config.json's architecture (vLLM's registry key), NVLM_D_Model vLLM's class. */
+static const char *const nvlm_archs[] = {"NVLM_D", "NVLM_D_Model", NULL};
+const sm_family shardmap_family_nvlm_d = {
+    IVC_FAMILY_OF("nvlm_d", nvlm_archs, nvlm_rules, nvlm_check, nvlm_float_at_tp),
+    .check_names = nvlm_names, .vis_dummy_heads = NVLM_DUMMY_HEADS};

@@ -121,12 +121,16 @@ static void vit_class_dims(const ckpt_config *c, const sm_vis_class *k, int64_t 
 }
 
 /* InternVL's vision_config (the loader applied InternVLVisionConfig's defaults); positions
- * (image_size / patch_size)^2 + 1 as InternVLVisionEmbeddings' (the class token). */
-static void internvl_dims(const ckpt_config *c, sm_dims *d)
+ * (image_size / patch_size)^2 + 1 as InternVLVisionEmbeddings' (the class token); InternViT's
+ * n dummy heads (NVLM-D's) counted with its heads, its attention (H + n) x d wide. */
+static void internvl_dims(const ckpt_config *c, int64_t n, sm_dims *d)
 {
 	d->vis_depth = c->v_num_layers;
-	d->vis_heads = c->v_num_attn_heads;
+	d->vis_heads = c->v_num_attn_heads + n;
 	d->vis_embed = c->v_hidden_size;
+	d->vis_attn = c->v_num_attn_heads > 0 && c->v_hidden_size % c->v_num_attn_heads == 0
+	                  ? d->vis_heads * (c->v_hidden_size / c->v_num_attn_heads)
+	                  : c->v_hidden_size; /* heads not dividing it: refused by the check */
 	d->vis_inter = c->v_intermediate_size;
 	int64_t side = c->v_image_size / c->v_patch_size;
 	d->vis_patch = c->v_patch_size;
@@ -414,7 +418,8 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
 	} else if ((x->fam->internvl && c->has_vision) || x->fam->blip2)
-		internvl_dims(c, d); /* BLIP-2's: the same, the class token's row too */
+		internvl_dims(c, x->fam->vis_dummy_heads,
+		              d); /* BLIP-2's: the same, the class token's row too */
 	else if (x->fam->qwen3_vl)
 		qwen3_vl_dims(c, d);
 	else if (x->fam->glm4v)

@@ -41,6 +41,7 @@ typedef struct sm_dims {
 	int64_t vis_merge;            /* spatial_merge_size (GLM-4.1V's downsample kernel) */
 	int64_t vis_pos_h, vis_pos_w; /* Kimi-VL's MoonViT position table [h, w, VE] */
 	int64_t vis_vocab;            /* Ovis's visual vocabulary (0 for other families) */
+	int64_t vis_attn; /* InternViT's attention width with its dummy heads ((H + n) x d) */
 	/* Qwen3-Next's gated delta net: [Hk] linear_num_key_heads, [Hv]
 	 * linear_num_value_heads, [dk] linear_key_head_dim, [dv] linear_value_head_dim,
 	 * [K] linear_conv_kernel_dim (-1 when absent) */

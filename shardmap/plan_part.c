@@ -99,6 +99,8 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		        : x->fam->omni     ? "thinker_config.vision_config.num_heads"
 		        : x->fam->ovis
 		            ? "visual_tokenizer_config.backbone_config.num_attention_heads"
+		        : x->fam->vis_dummy_heads > 0
+		            ? "vision_config.num_attention_heads plus its dummy heads"
 		        : x->fam->vision_siglip ? "vision_config.num_attention_heads"
 		        : x->fam->mllama        ? "vision_config.attention_heads"
 		                                : "vision_config.num_heads";

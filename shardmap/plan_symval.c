@@ -102,6 +102,10 @@ static int64_t vision_dim_value(const sm_dims *d, int sym)
 		return d->vis_embed;
 	case SM_D_V3E:
 		return 3 * d->vis_embed;
+	case SM_D_VA:
+		return d->vis_attn;
+	case SM_D_V3A:
+		return 3 * d->vis_attn;
 	case SM_D_VI:
 		return d->vis_inter;
 	case SM_D_VM:
@@ -325,6 +329,8 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 	case SM_D_VPW:
 	case SM_D_OVV:
 	case SM_D_OVH:
+	case SM_D_VA:
+	case SM_D_V3A:
 		return vision_dim_value(d, sym);
 	case SM_D_AE:
 	case SM_D_AI:

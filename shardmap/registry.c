@@ -102,6 +102,7 @@ static const sm_family *const families[] = {
     &shardmap_family_qwen2_audio,
     &shardmap_family_internvl,
     &shardmap_family_internvl_chat,
+    &shardmap_family_nvlm_d,
     &shardmap_family_ovis,
     &shardmap_family_deepseek_vl2,
     &shardmap_family_minicpmv,

@@ -209,6 +209,10 @@ typedef enum {
 	 * less the 5 image indicator tokens (the head's rows) */
 	SM_D_OVV,
 	SM_D_OVH,
+	/* InternViT's attention width with its dummy heads, (H + n) x d (VE without: NVLM-D's
+	 * q_norm / k_norm, attn.proj columns), and three times it (attn.qkv rows) */
+	SM_D_VA,
+	SM_D_V3A,
 	SM_D_COUNT_
 } sm_dim;
 

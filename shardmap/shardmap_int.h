@@ -303,6 +303,11 @@ typedef struct sm_family {
 	/* The config.json key (or where the count comes from) named when a vision block's index
 	 * is past the tower's count (NULL: the one the vision flags imply, plan.c vis_depth_key) */
 	const char *depth_key;
+	/* InternViT built with this many zero dummy heads beside vision_config's
+	 * num_attention_heads H (NVLM-D: vLLM's nvlm_d.py passes num_dummy_heads 7, its checkpoint
+	 * holds them): attn.qkv 3 x (H + n) x d rows, q_norm / k_norm and proj's columns
+	 * (H + n) x d ([VA], [V3A]), split by H + n heads; 0 = none */
+	int vis_dummy_heads;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in

@@ -343,7 +343,7 @@ static __attribute__((unused)) void tm_check_coverage(const ckpt *c, const sm_pl
 		int64_t q_rows =
 		    ckpt_get_config(c)->num_attention_heads * ckpt_get_config(c)->head_dim;
 		/* once per tensor: the rule lookup is the costly part */
-		int64_t vh = ckpt_get_config(c)->v_num_attn_heads;
+		int64_t vh = ckpt_get_config(c)->v_num_attn_heads + p->fam->vis_dummy_heads;
 		int64_t want_q = expected_mult(p, ct->name, KV, false, vh),
 		        want_kv = expected_mult(p, ct->name, KV, true, vh);
 		int64_t bc_lo = 0, bc_hi = 0; /* Mamba2 B / C rows on every rank */
