@@ -417,10 +417,10 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 	if (x->fam->llama4) {
 		if ((rv = llama4_dims(c, d, err)) != WT_OK)
 			return rv;
-	} else if ((x->fam->internvl && c->has_vision) || x->fam->blip2)
-		internvl_dims(c, x->fam->vis_dummy_heads,
-		              d); /* BLIP-2's: the same, the class token's row too */
-	else if (x->fam->qwen3_vl)
+	} else if ((x->fam->internvl && c->has_vision) || x->fam->blip2) {
+		/* BLIP-2's: the same, the class token's row too */
+		internvl_dims(c, x->fam->vis_dummy_heads, d);
+	} else if (x->fam->qwen3_vl)
 		qwen3_vl_dims(c, d);
 	else if (x->fam->glm4v)
 		glm4v_dims(c, d);
