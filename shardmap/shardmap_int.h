@@ -303,6 +303,9 @@ typedef struct sm_family {
 	/* The config.json key (or where the count comes from) named when a vision block's index
 	 * is past the tower's count (NULL: the one the vision flags imply, plan.c vis_depth_key) */
 	const char *depth_key;
+	/* the config.json key its vision heads come from, named where tp_size does not divide them
+	 * (NULL: the one the vision flags imply, plan_part.c unit_count) */
+	const char *vis_heads_key;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
