@@ -470,6 +470,8 @@ static const struct {
     CLASS("minicpmv:llama", llava_llama_defaults),
     CLASS("minicpmv:qwen2", onevision_qwen2_defaults),
     CLASS("minicpmv:qwen3", qwen3_defaults),
+    /* dots.ocr's top level (DotsOCRConfig subclasses Qwen2Config): Qwen2Config's */
+    CLASS("dots_ocr", onevision_qwen2_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

@@ -188,6 +188,10 @@ bool config_is_ovis(json_t *root);
 int config_ovis_root(json_t *root, json_t **out, wt_errbuf *err);
 int config_parse_ovis(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_flat_root(json_t *root, json_t **out, wt_errbuf *err);
+/* Is root a dots.ocr config (model_type dots_ocr)? Its vision_config (DotsVisionConfig's keys and
+ * defaults, absent or null: every default) into c (config_dots_ocr.c). */
+bool config_is_dots_ocr(json_t *root);
+int config_parse_dots_ocr(json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);

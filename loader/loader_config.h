@@ -419,6 +419,11 @@ typedef struct ckpt_config {
 	 * hidden_size (-1 when absent: the vte's width) */
 	int64_t ov_vocab, ov_hidden;
 	bool ov_use_bias;
+	/* dots.ocr (DotsOCRConfig, model_type dots_ocr; config_dots_ocr.c): vision_config.post_norm
+	 * (true by default: post_trunk_norm built); its use_bias goes to v_attn_bias, embed_dim to
+	 * v_hidden_size, hidden_size (the merger's output) to v_out_hidden_size; dt_config: read
+	 * as one */
+	bool dt_post_norm, dt_config;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

@@ -335,4 +335,5 @@ const sm_family shardmap_family_internvl_chat_il2 = {IVC_FAMILY(ivc_archs, ivc_i
 static const char *const nvlm_archs[] = {"NVLM_D", "NVLM_D_Model", NULL};
 const sm_family shardmap_family_nvlm_d = {
     IVC_FAMILY_OF("nvlm_d", nvlm_archs, nvlm_rules, nvlm_check, nvlm_float_at_tp),
-    .check_names = nvlm_names, .vis_dummy_heads = NVLM_DUMMY_HEADS};
+    .check_names = nvlm_names, .vis_dummy_heads = NVLM_DUMMY_HEADS,
+    .vis_heads_key = "vision_config.num_attention_heads plus its dummy heads"};

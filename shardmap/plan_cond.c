@@ -90,6 +90,12 @@ static bool cfg_switch_more(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_OVBIAS:
 		*on = c->ov_use_bias;
 		return true;
+	case SM_C_DTBIAS:
+		*on = c->v_attn_bias;
+		return true;
+	case SM_C_DTPOST:
+		*on = c->dt_post_norm;
+		return true;
 	case SM_C_UVLNMID:
 	case SM_C_UVLNPOST:
 		*on = c->uv_ln_mid == (cond == SM_C_UVLNMID);
@@ -273,6 +279,10 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	    {SM_C_OVBIAS, "visual_tokenizer_config.backbone_config.use_bias true",
 	     "visual_tokenizer_config.backbone_config.use_bias is false or absent (AIMv2's proj "
 	     "and MLP without biases)"},
+	    {SM_C_DTBIAS, "vision_config.use_bias true",
+	     "vision_config.use_bias is false or absent (dots.ocr's tower Linears without biases)"},
+	    {SM_C_DTPOST, "vision_config.post_norm true or absent (DotsVisionConfig's default)",
+	     "vision_config.post_norm is false (vLLM builds no post_trunk_norm)"},
 	    {SM_C_OVHEAD,
 	     "visual_tokenizer_config.backbone_config.vision_use_head true or absent (vLLM's "
 	     "SiglipVisionTransformer builds the pooling head)",

@@ -93,14 +93,13 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		*what = "shared expert intermediate size";
 		return x->dm.shared_inter;
 	case SM_U_VHEADS:
-		*what = x->fam->voxtral    ? "audio_config.num_attention_heads"
-		        : x->fam->whisper  ? "encoder_attention_heads"
-		        : x->fam->ultravox ? "audio_config.encoder_attention_heads"
-		        : x->fam->omni     ? "thinker_config.vision_config.num_heads"
+		*what = x->fam->vis_heads_key != NULL ? x->fam->vis_heads_key
+		        : x->fam->voxtral             ? "audio_config.num_attention_heads"
+		        : x->fam->whisper             ? "encoder_attention_heads"
+		        : x->fam->ultravox            ? "audio_config.encoder_attention_heads"
+		        : x->fam->omni                ? "thinker_config.vision_config.num_heads"
 		        : x->fam->ovis
 		            ? "visual_tokenizer_config.backbone_config.num_attention_heads"
-		        : x->fam->vis_dummy_heads > 0
-		            ? "vision_config.num_attention_heads plus its dummy heads"
 		        : x->fam->vision_siglip ? "vision_config.num_attention_heads"
 		        : x->fam->mllama        ? "vision_config.attention_heads"
 		                                : "vision_config.num_heads";

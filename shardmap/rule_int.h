@@ -349,6 +349,10 @@ typedef enum {
 	 * absent (ln_post after linear_2; uv_ln_mid) */
 	SM_C_UVLNMID,
 	SM_C_UVLNPOST,
+	/* dots.ocr's tower: vision_config.use_bias (attn.qkv / attn.proj / mlp.fc1 / fc2 / fc3
+	 * biases: v_attn_bias), vision_config.post_norm (post_trunk_norm: dt_post_norm) */
+	SM_C_DTBIAS,
+	SM_C_DTPOST,
 } sm_cond;
 
 enum {

@@ -308,6 +308,9 @@ typedef struct sm_family {
 	 * holds them): attn.qkv 3 x (H + n) x d rows, q_norm / k_norm and proj's columns
 	 * (H + n) x d ([VA], [V3A]), split by H + n heads; 0 = none */
 	int vis_dummy_heads;
+	/* the config.json key its vision heads come from, named where tp_size does not divide them
+	 * (NULL: the one the vision flags imply, plan_part.c unit_count) */
+	const char *vis_heads_key;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
