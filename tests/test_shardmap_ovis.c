@@ -22,6 +22,7 @@
 #define SEED 0x0915ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_swiglu_vit.h"
 
 /* the LM: hid 128, H 8, KV 2, d 16, I 192, V 1000 (padded 1024), 2 layers; the backbone: width
  * 64, 4 heads of 16, MLP 96, image 28 / patch 14 (2 x 2 patches), 2 blocks; hidden_stride 2
@@ -165,40 +166,11 @@ static const char *const whole[] = {
     "visual_tokenizer.head.0.weight",         "visual_tokenizer.head.1.weight",
     "visual_tokenizer.head.1.bias",           "vte.weight"};
 
-/* Rank r of T's AIMv2 block b by hand: qkv (weight and, with biases, bias) the rank's heads of
- * q, k and v ([q; k; v] rows, VE each); proj by columns; fc13 [fc1_r; fc3_r] (weight and bias);
- * fc2 by columns; the norms and the row-parallel biases whole. */
+/* Rank r of T's AIMv2 block b by hand (fx_swiglu_vit_block_is). */
 static void block_is(const fx *f, uint32_t T, uint32_t r, int b, bool bias)
 {
-	char n[200], s[200];
-	const char *pre = b ? B1 : B0;
-	static const char *const w[] = {"norm_1.weight", "norm_2.weight", "attn.proj.bias",
-	                                "mlp.fc2.bias"};
-	for (size_t k = 0; k < (bias ? 4u : 2u); k++) {
-		snprintf(n, sizeof(n), "%s%s", pre, w[k]);
-		repl(f, r, n);
-	}
-	int64_t loc = VE / T, il = VI / T;
-	static const char *const qkv[] = {"attn.qkv.weight", "attn.qkv.bias"};
-	for (int k = 0; k < (bias ? 2 : 1); k++) {
-		snprintf(n, sizeof(n), "%s%s", pre, qkv[k]);
-		shp(f, r, n, k ? 1 : 2, 3 * loc, k ? 0 : VE, 0);
-		for (int part = 0; part < 3; part++)
-			rows_at(f, r, n, part * loc, n, part * VE + r * loc, loc);
-	}
-	snprintf(n, sizeof(n), "%sattn.proj.weight", pre);
-	cols_of(f, r, T, n, n, VE, VE);
-	static const char *const sfx[] = {"weight", "bias"};
-	for (int k = 0; k < (bias ? 2 : 1); k++) {
-		snprintf(n, sizeof(n), "%smlp.fc13.%s", pre, sfx[k]);
-		shp(f, r, n, k ? 1 : 2, 2 * il, k ? 0 : VE, 0);
-		snprintf(s, sizeof(s), "%smlp.fc1.%s", pre, sfx[k]);
-		rows_at(f, r, n, 0, s, r * il, il);
-		snprintf(s, sizeof(s), "%smlp.fc3.%s", pre, sfx[k]);
-		rows_at(f, r, n, il, s, r * il, il);
-	}
-	snprintf(n, sizeof(n), "%smlp.fc2.weight", pre);
-	cols_of(f, r, T, n, n, VE, VI);
+	fx_swiglu_vit_block_is(f, T, r, b ? B1 : B0, "norm_1.weight", "norm_2.weight", VE, VI,
+	                       bias);
 }
 
 /* TP 2 and 4 by hand, the biases on and off: the backbone's blocks, the patch embedding,
