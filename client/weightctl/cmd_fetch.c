@@ -1,11 +1,14 @@
 /*
  * cmd_fetch.c — `weightctl fetch`: fetch one rank's shard from weightd into a
- * safetensors file, verified (byte-identical to `weightctl shard`), or with
- * --cuda-device N into the memory of a CUDA device (engine.h's CUDA sink).
+ * safetensors file, verified (byte-identical to `weightctl shard`), with
+ * --out-dir DIR every rank of the layout (the files `weightctl shard --out-dir`
+ * writes), or with --cuda-device N into the memory of a CUDA device (engine.h's
+ * CUDA sink).
  */
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,7 +25,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: weightctl fetch --endpoint URL [--endpoint URL...] --model NAME\n"
-	        "                       [layout flags] (--out FILE | --cuda-device N)\n"
+	        "                       [layout flags] (--out FILE | --out-dir DIR |\n"
+	        "                       --cuda-device N)\n"
 	        "                       [--window N] [--connections N] [--quiet]\n"
 	        "                       [--timeout-ms N] [--connect-timeout-ms N] [--retries N]\n"
 	        "                       [--retry-budget-ms N] [--token-file F] [--verbose]\n"
@@ -38,7 +42,12 @@ static void usage(FILE *f)
 	        "  --dtype D --exclude PAT --w13-order O --vocab-pad N --group-size G\n"
 	        "  --requant allow|deny (as `weightctl shard`)\n"
 	        "Every chunk and tensor is checked against its XXH3-128; FILE appears only\n"
-	        "when all of it verified. --cuda-device N fetches into device N's memory\n"
+	        "when all of it verified. --out-dir DIR (no --tp-rank / --ep-rank): every rank\n"
+	        "of the layout, one after another on one connection, as DIR/tpR-epE.safetensors\n"
+	        "(DIR made if missing), each file what --out writes for that rank, all of one\n"
+	        "revision (a model that changed on the server mid-way: the files written are\n"
+	        "removed and the layout fetched again, twice at most); a failure stops at the\n"
+	        "rank it names. --cuda-device N fetches into device N's memory\n"
 	        "instead (pinned staging, one arena) and prints a summary line unless --quiet.\n"
 	        "Connection trouble is retried for --retry-budget-ms (default 30000) before\n"
 	        "failing; a shard that changed on the server is fetched again from the start.\n"
@@ -84,16 +93,15 @@ static int on_progress(void *ctx, uint64_t done, uint64_t total)
 typedef struct fetch_args {
 	int quiet;
 	const char *out;         /* borrowed from argv */
+	const char *out_dir;     /* --out-dir DIR: every rank */
 	const char *update_from; /* --update-from OLD */
 	int cuda;                /* --cuda-device given */
 	uint32_t cuda_device;
 } fetch_args;
 
 static const ctl_flag fetch_flags[] = {
-    {"--quiet", false, 'q'},
-    {"--out", true, 0},
-    {"--update-from", true, 0},
-    {"--cuda-device", true, 0},
+    {"--quiet", false, 'q'},    {"--out", true, 0},         {"--out-dir", true, 0},
+    {"--update-from", true, 0}, {"--cuda-device", true, 0},
 };
 
 static int fetch_flag(void *ctx, const char *cmd, const char *flag, const char *val)
@@ -103,6 +111,8 @@ static int fetch_flag(void *ctx, const char *cmd, const char *flag, const char *
 		fa->quiet = 1;
 	else if (strcmp(flag, "--out") == 0)
 		fa->out = val;
+	else if (strcmp(flag, "--out-dir") == 0)
+		fa->out_dir = val;
 	else if (strcmp(flag, "--update-from") == 0)
 		fa->update_from = val;
 	else { /* --cuda-device */
@@ -155,10 +165,18 @@ static int check_args(const fetch_args *fa, const ctl_remote *r)
 		fprintf(stderr, "weightctl fetch: --update-from OLD needs --out NEW\n");
 		return CTL_USAGE;
 	}
-	if (r->model == NULL || (fa->out == NULL) == !fa->cuda) {
-		fprintf(stderr, "weightctl fetch: --model NAME and one of --out FILE or "
-		                "--cuda-device N are required\n");
+	if (r->model == NULL || (fa->out != NULL) + (fa->out_dir != NULL) + fa->cuda != 1) {
+		fprintf(stderr,
+		        "weightctl fetch: --model NAME and one of --out FILE, --out-dir DIR "
+		        "or --cuda-device N are required\n");
 		usage(stderr);
+		return CTL_USAGE;
+	}
+	if (fa->out_dir != NULL && (r->tp_rank_given || r->ep_rank_given)) {
+		fprintf(stderr,
+		        "weightctl fetch: --out-dir fetches every rank; drop --%s-rank, or fetch "
+		        "that rank alone with --out FILE\n",
+		        r->tp_rank_given ? "tp" : "ep");
 		return CTL_USAGE;
 	}
 	wt_errbuf err;
@@ -204,8 +222,8 @@ static int interrupted(int rv, const wt_errbuf *err)
 /* The fetch (--update-from: the update) with SIGINT / SIGTERM caught; a shard
  * that changed under the fetch (sink aborted, nothing mixed) is fetched again
  * from the start, twice at most (*m is then the new manifest). */
-static int run_fetch(wt_client *c, const ctl_remote *r, wt_manifest **m, const fetch_args *fa,
-                     wt_sink *sink, const wt_fetch_opts *fo, wt_errbuf *err)
+static int run_fetch(wt_client *c, const char *model, const wt_layout *l, wt_manifest **m,
+                     const fetch_args *fa, wt_sink *sink, const wt_fetch_opts *fo, wt_errbuf *err)
 {
 	ctl_catch_stop_signals(on_stop_signal);
 	g_fetching = 1;
@@ -218,12 +236,129 @@ static int run_fetch(wt_client *c, const ctl_remote *r, wt_manifest **m, const f
 			fprintf(stderr, "weightctl fetch: %s; fetching it again\n", err->msg);
 			wt_manifest_free(*m);
 			*m = NULL;
-			if ((rv = wt_client_get_manifest(c, r->model, &r->layout, m, err)) == WT_OK)
+			if ((rv = wt_client_get_manifest(c, model, l, m, err)) == WT_OK)
 				rv = wt_client_fetch(c, *m, sink, fo, err);
 		}
 	}
 	g_fetching = 0;
 	return rv;
+}
+
+/* What fetch_rank did: the file written, the revision not the layout's. */
+typedef struct rank_fetch {
+	const char *path;
+	uint32_t k;     /* the rank's index, tp fastest */
+	char rev[160];  /* the layout's revision: its first rank's */
+	char seen[160]; /* changed: the revision this rank's manifest named */
+	bool wrote;     /* path holds this run's rank file */
+	bool changed;   /* the rank's manifest is of another revision */
+} rank_fetch;
+
+/* Rank rf->k of the layout into rf->path (DIR made at the first rank, once its manifest
+ * came: a refused layout leaves nothing). CTL_OK or the exit code. */
+static int fetch_rank(wt_client *c, const ctl_remote *r, const fetch_args *fa, rank_fetch *rf)
+{
+	wt_layout l = r->layout; /* a shallow copy: only the ranks change */
+	l.tp_rank = rf->k % l.tp_size;
+	l.ep_rank = rf->k / l.tp_size;
+	wt_manifest *m = NULL;
+	wt_file_sink *fs = NULL;
+	wt_errbuf err;
+	int code = CTL_OK, rv = wt_client_get_manifest(c, r->model, &l, &m, &err);
+	if (rv != WT_OK) {
+		code = ctl_plan_exit(rv, true);
+		goto fail;
+	}
+	snprintf(rf->seen, sizeof(rf->seen), "%s", wt_manifest_revision(m));
+	if (rf->rev[0] != '\0' && strcmp(rf->rev, rf->seen) != 0) {
+		rf->changed = true;
+		goto done;
+	}
+	snprintf(rf->rev, sizeof(rf->rev), "%s", wt_manifest_revision(m));
+	if (rf->k == 0 && (code = ctl_make_out_dir("fetch", fa->out_dir)) != CTL_OK)
+		goto done;
+	if ((rv = wt_file_sink_create(&fs, rf->path, 1, &err)) != WT_OK) {
+		code = ctl_remote_exit(rv);
+		goto fail;
+	}
+	progress p = {.t0_ns = now_ns(), .last_ns = 0, .tty = !fa->quiet && isatty(2)};
+	wt_fetch_stats st;
+	wt_fetch_opts fo;
+	wt_fetch_opts_init(&fo);
+	fo.progress = p.tty ? on_progress : NULL;
+	fo.progress_ctx = &p;
+	fo.stats = &st;
+	fo.cancel = &g_stop;
+	rv = run_fetch(c, r->model, &l, &m, fa, wt_file_sink_sink(fs), &fo, &err);
+	if (p.tty && m != NULL)
+		show(&p, st.bytes, wt_manifest_total_bytes(m), 1);
+	if (rv != WT_OK) {
+		if ((code = interrupted(rv, &err)) != CTL_OK)
+			goto done;
+		code = ctl_remote_exit(rv);
+		goto fail;
+	}
+	rf->wrote = true;
+	snprintf(rf->seen, sizeof(rf->seen), "%s", wt_manifest_revision(m));
+	rf->changed = strcmp(rf->rev, rf->seen) != 0; /* re-fetched after a change */
+	if (r->verbose)
+		fprintf(stderr,
+		        "weightctl fetch: %s: %zu tensors, %llu bytes, %llu chunks from %s\n",
+		        rf->path, wt_manifest_n_tensors(m), (unsigned long long)st.bytes,
+		        (unsigned long long)st.chunks, st.endpoint);
+	goto done;
+fail:
+	wt_errprefix(&err, "rank tp=%u ep=%u", l.tp_rank, l.ep_rank);
+	ctl_remote_perror("fetch", rv, &err);
+done:
+	wt_file_sink_destroy(fs);
+	wt_manifest_free(m);
+	return code;
+}
+
+/* --out-dir: every rank of the layout, tp fastest, on one client. The files are of one
+ * revision: when a rank's manifest names another revision than the first rank's (the model
+ * changed on the server mid-way), the files this pass wrote are removed and the layout is
+ * fetched again from its first rank, twice at most. A failure stops at its rank (named);
+ * the files before it stay, each whole and verified. CTL_OK or the exit code. */
+static int fetch_dir(wt_client *c, const ctl_remote *r, const fetch_args *fa)
+{
+	uint32_t n = r->layout.tp_size * r->layout.ep_size;
+	char **paths = calloc(n, sizeof(char *));
+	int code = paths == NULL ? CTL_ERR : CTL_OK;
+	for (uint32_t k = 0; code == CTL_OK && k < n; k++)
+		if ((paths[k] = ctl_rank_path(fa->out_dir, r->layout.tp_size, k)) == NULL)
+			code = CTL_ERR;
+	if (code != CTL_OK)
+		fprintf(stderr, "weightctl fetch: out of memory\n");
+	for (int pass = 0; code == CTL_OK; pass++) {
+		rank_fetch rf = {.rev = ""};
+		uint32_t wrote = 0;
+		for (uint32_t k = 0; k < n && code == CTL_OK && !rf.changed; k++) {
+			rf.path = paths[k];
+			rf.k = k;
+			rf.wrote = false;
+			code = fetch_rank(c, r, fa, &rf);
+			wrote += rf.wrote;
+		}
+		if (!rf.changed)
+			break;
+		for (uint32_t k = 0; k < wrote; k++)
+			(void)unlink(paths[k]);
+		fprintf(
+		    stderr,
+		    "weightctl fetch: model %s changed on the server during the fetch "
+		    "(revision %.12s at rank tp=0 ep=0, %.12s at rank tp=%u ep=%u)%s\n",
+		    r->model, rf.rev, rf.seen, rf.k % r->layout.tp_size, rf.k / r->layout.tp_size,
+		    pass < 2 ? "; the files written are removed and every rank fetched again"
+		             : "; giving up after three passes, no rank file left: run it again");
+		if (pass == 2)
+			code = CTL_ERR;
+	}
+	for (uint32_t k = 0; paths != NULL && k < n; k++)
+		free(paths[k]);
+	free(paths);
+	return code;
 }
 
 int ctl_fetch(int argc, char **argv)
@@ -259,6 +394,10 @@ int ctl_fetch(int argc, char **argv)
 	}
 	if ((code = ctl_remote_open(&r, "fetch", &c)) != CTL_OK)
 		goto done;
+	if (fa.out_dir != NULL) {
+		code = fetch_dir(c, &r, &fa);
+		goto done;
+	}
 	if ((rv = wt_client_get_manifest(c, r.model, &r.layout, &m, &err)) != WT_OK) {
 		/* the daemon's plan-time refusals exit as `weightctl shard` does */
 		ctl_remote_perror("fetch", rv, &err);
@@ -279,7 +418,7 @@ int ctl_fetch(int argc, char **argv)
 	fo.progress_ctx = &p;
 	fo.stats = &st;
 	fo.cancel = &g_stop;
-	rv = run_fetch(c, &r, &m, &fa, sink, &fo, &err);
+	rv = run_fetch(c, r.model, &r.layout, &m, &fa, sink, &fo, &err);
 	if (fa.update_from != NULL) {
 		if (rv != WT_OK && (code = interrupted(rv, &err)) == CTL_OK) {
 			ctl_remote_perror("fetch", rv, &err);

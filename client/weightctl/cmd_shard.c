@@ -4,12 +4,10 @@
  * The header comes from the plan, so each tensor (or part of one: a batched expert
  * stack's) is written at its place as it is produced, not held until the end: the
  * command holds what the production does, not the ranks' whole shards. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client/weightctl/ctl_common.h"
@@ -260,27 +258,10 @@ static int out_paths(const ctl_layout_args *a, const shard_opts *so, uint32_t n_
 		paths[wt_layout_rank_index(&a->layout)] = strdup(a->out);
 		return paths[wt_layout_rank_index(&a->layout)] ? 0 : -1;
 	}
-	for (uint32_t r = 0; r < n_ranks; r++) {
-		size_t cap = strlen(so->out_dir) + 64;
-		if ((paths[r] = malloc(cap)) == NULL)
+	for (uint32_t r = 0; r < n_ranks; r++)
+		if ((paths[r] = ctl_rank_path(so->out_dir, a->layout.tp_size, r)) == NULL)
 			return -1;
-		snprintf(paths[r], cap, "%s/tp%u-ep%u.safetensors", so->out_dir,
-		         r % a->layout.tp_size, r / a->layout.tp_size);
-	}
 	return 0;
-}
-
-/* --out-dir: made if missing; an existing non-folder is an error. */
-static int make_out_dir(const char *dir)
-{
-	struct stat st;
-	if (mkdir(dir, 0755) == 0 ||
-	    (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
-		return CTL_OK;
-	fprintf(stderr,
-	        "weightctl shard: --out-dir '%s': %s; give a folder to write the ranks into\n", dir,
-	        errno == EEXIST ? "exists and is not a folder" : strerror(errno));
-	return CTL_ERR;
 }
 
 int ctl_shard_cmd(int argc, char **argv)
@@ -302,7 +283,7 @@ int ctl_shard_cmd(int argc, char **argv)
 	char **paths = NULL;
 	uint32_t n_ranks = a.layout.tp_size * a.layout.ep_size;
 	wt_errbuf err = {0};
-	if (so.out_dir != NULL && (rc = make_out_dir(so.out_dir)) != CTL_OK)
+	if (so.out_dir != NULL && (rc = ctl_make_out_dir("shard", so.out_dir)) != CTL_OK)
 		goto out;
 	rc = CTL_ERR;
 	if (out_paths(&a, &so, n_ranks, &paths) != 0) {

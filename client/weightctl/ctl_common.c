@@ -1,8 +1,10 @@
 /* ctl_common.c — argument parsing, model opening and exit codes for plan/shard. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client/weightctl/ctl_common.h"
@@ -181,6 +183,26 @@ void ctl_shape_text(const int64_t *shape, int ndim, char *buf, size_t cap)
 		                      (long long)shape[k]);
 	if (o < cap)
 		snprintf(buf + o, cap - o, "]");
+}
+
+int ctl_make_out_dir(const char *cmd, const char *dir)
+{
+	struct stat st;
+	if (mkdir(dir, 0755) == 0 ||
+	    (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
+		return CTL_OK;
+	fprintf(stderr, "weightctl %s: --out-dir '%s': %s; give a folder to write the ranks into\n",
+	        cmd, dir, errno == EEXIST ? "exists and is not a folder" : strerror(errno));
+	return CTL_ERR;
+}
+
+char *ctl_rank_path(const char *dir, uint32_t tp_size, uint32_t r)
+{
+	size_t cap = strlen(dir) + 64;
+	char *p = malloc(cap);
+	if (p != NULL)
+		snprintf(p, cap, "%s/tp%u-ep%u.safetensors", dir, r % tp_size, r / tp_size);
+	return p;
 }
 
 void ctl_catch_stop_signals(void (*h)(int))

@@ -4,6 +4,7 @@
 #define WT_CTL_COMMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "client/weightctl/ctl_opt.h"
 #include "loader/loader.h"
@@ -58,6 +59,14 @@ void ctl_model_name(const char *dir, char *buf, size_t cap);
 
 /* "[a, b, c]" into buf. */
 void ctl_shape_text(const int64_t *shape, int ndim, char *buf, size_t cap);
+
+/* --out-dir DIR (shard, fetch): made if missing; an existing non-folder is an error
+ * (printed, prefixed with cmd). CTL_OK or CTL_ERR. */
+int ctl_make_out_dir(const char *cmd, const char *dir);
+
+/* "DIR/tpR-epE.safetensors" for rank index r (tp fastest) of a layout of tp_size:
+ * the file `--out-dir` writes for that rank (malloc'd; NULL: no memory). */
+char *ctl_rank_path(const char *dir, uint32_t tp_size, uint32_t r);
 
 /* Install h for SIGINT and SIGTERM (SA_RESTART); one ignored when weightctl
  * started (a shell's background job, nohup) stays ignored. */

@@ -156,6 +156,8 @@ static int remote_layout_flag(void *ctx, const char *cmd, const char *f, const c
 	if (ls.fn(ls.ctx, cmd, f, v) != 0)
 		return -1;
 	r->layout_given = 1;
+	r->tp_rank_given |= strcmp(f, "--tp-rank") == 0;
+	r->ep_rank_given |= strcmp(f, "--ep-rank") == 0;
 	return 0;
 }
 

@@ -18,6 +18,8 @@ typedef struct ctl_remote {
 	const char *model; /* borrowed; NULL if not given */
 	wt_layout layout;  /* owned: wt_layout_clear() via ctl_remote_clear */
 	int layout_given;  /* a layout flag was seen */
+	int tp_rank_given; /* --tp-rank was */
+	int ep_rank_given; /* --ep-rank was */
 	int verbose;
 	char token_buf[1100]; /* --token-file's token (o.token points here) */
 } ctl_remote;

@@ -38,34 +38,32 @@ grep -q "^broken	unavailable	" "$T/models.txt" || die "models: broken folder not
 n_ok=0
 n_refused=0
 # check FAMILY "LAYOUT FLAGS" TP EP: every rank of the layout written offline in one pass
-# (`weightctl shard --out-dir`, each file what `--out` writes for its rank: shard_all.sh), then
-# fetched rank by rank, each into a file of its own that the check's first step removed (one
-# `rm` a check and loops without `seq`: no bookkeeping process a rank)
+# (`weightctl shard --out-dir`, each file what `--out` writes for its rank: shard_all.sh) and
+# fetched in one `weightctl fetch --out-dir` (each file what `--out` fetches for its rank:
+# fetch_out_dir.sh), compared file by file
 check() {
-	local fam=$1 flags=$2 tp=$3 ep=$4 d="$T/out/all" e r
-	rm -rf "$d" "$T/out/fetched".*
-	step "$fam [$flags --tp-size $tp --ep-size $ep]: weightctl shard"
-	"$B/weightctl" shard --model-dir "$T/models/$fam" $flags --tp-size "$tp" --ep-size "$ep" \
-		--out-dir "$d" 2>"$T/out/shard.err"
+	local fam=$1 flags=$2 tp=$3 ep=$4 d="$T/out/all" f="$T/out/fetched" e r
+	rm -rf "$d" "$f"
+	local lay="$flags --tp-size $tp --ep-size $ep"
+	step "$fam [$lay]: weightctl shard"
+	"$B/weightctl" shard --model-dir "$T/models/$fam" $lay --out-dir "$d" 2>"$T/out/shard.err"
 	local rs=$?
+	step "$fam [$lay]: weightctl fetch"
+	"$B/weightctl" fetch --endpoint "$URL" --model "$fam" $lay --out-dir "$f" --quiet \
+		2>"$T/out/fetch.err"
+	local rf=$?
+	if [ "$rs" = 3 ]; then
+		[ "$rf" = 3 ] || die "$fam [$lay]: shard exit 3, fetch exit $rf: $(cat "$T/out/fetch.err")"
+		[ ! -e "$f" ] || die "$fam [$lay]: refused fetch left a folder"
+		n_refused=$((n_refused + 1))
+		return 0
+	fi
+	[ "$rs" = 0 ] || die "$fam [$lay]: shard exit $rs: $(cat "$T/out/shard.err")"
+	[ "$rf" = 0 ] || die "$fam [$lay]: fetch exit $rf: $(cat "$T/out/fetch.err")"
 	for ((e = 0; e < ep; e++)); do
 		for ((r = 0; r < tp; r++)); do
-			local lay="$flags --tp-size $tp --tp-rank $r --ep-size $ep --ep-rank $e"
-			local b="$T/out/fetched.tp$r-ep$e.st"
-			step "$fam [$lay]: weightctl fetch"
-			"$B/weightctl" fetch --endpoint "$URL" --model "$fam" $lay --out "$b" --quiet \
-				2>"$T/out/fetch.err"
-			local rf=$?
-			if [ "$rs" = 3 ]; then
-				[ "$rf" = 3 ] || die "$fam [$lay]: shard exit 3, fetch exit $rf: $(cat "$T/out/fetch.err")"
-				[ ! -e "$b" ] || die "$fam [$lay]: refused fetch left a file"
-				n_refused=$((n_refused + 1))
-				return 0 # invalid for every rank
-			fi
-			[ "$rs" = 0 ] || die "$fam [$lay]: shard exit $rs: $(cat "$T/out/shard.err")"
-			[ "$rf" = 0 ] || die "$fam [$lay]: fetch exit $rf: $(cat "$T/out/fetch.err")"
-			cmp -s "$d/tp$r-ep$e.safetensors" "$b" ||
-				die "$fam [$lay]: fetched file differs from weightctl shard"
+			cmp -s "$d/tp$r-ep$e.safetensors" "$f/tp$r-ep$e.safetensors" ||
+				die "$fam [$lay] rank tp$r-ep$e: fetched file differs from weightctl shard"
 			n_ok=$((n_ok + 1))
 		done
 	done

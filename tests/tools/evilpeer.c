@@ -4,9 +4,15 @@
  *   drop:      in each Manifest reply with more than one tensor, leaves the first
  *              tensor out (total_bytes adjusted, the rest as the upstream sent it),
  *              as a buggy or hostile peer would;
- *   stall:MS   answers each chunk request MS milliseconds late (a slow peer).
+ *   stall:MS   answers each chunk request MS milliseconds late (a slow peer);
+ *   switch:URL from the second Manifest request on relays everything to the weightd at
+ *              URL instead (a model whose revision changed between two requests: URL
+ *              serves other bytes under the same name);
+ *   flip:URL   relays each Manifest request, and what follows it, to the other upstream
+ *              than the one before (a model that keeps changing).
  *
- *   wt-evilpeer LISTEN_URL UPSTREAM_URL [drop|stall:MS]   (default drop; until killed)
+ *   wt-evilpeer LISTEN_URL UPSTREAM_URL [drop|stall:MS|switch:URL|flip:URL]
+ *   (default drop; until killed)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,22 +39,31 @@ static nng_msg *frame(Weights__Reply *r)
 int main(int argc, char **argv)
 {
 	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: wt-evilpeer LISTEN_URL UPSTREAM_URL [drop|stall:MS]\n");
+		fprintf(stderr, "usage: wt-evilpeer LISTEN_URL UPSTREAM_URL "
+		                "[drop|stall:MS|switch:URL|flip:URL]\n");
 		return 2;
 	}
 	unsigned stall_ms = 0;
-	if (argc == 4 && strncmp(argv[3], "stall:", 6) == 0)
-		stall_ms = (unsigned)strtoul(argv[3] + 6, NULL, 10);
-	bool drop = stall_ms == 0;
-	nng_socket rep, up;
+	const char *mode = argc == 4 ? argv[3] : "drop", *second = NULL;
+	if (strncmp(mode, "stall:", 6) == 0)
+		stall_ms = (unsigned)strtoul(mode + 6, NULL, 10);
+	else if (strncmp(mode, "switch:", 7) == 0 || strncmp(mode, "flip:", 5) == 0)
+		second = strchr(mode, ':') + 1;
+	bool drop = strcmp(mode, "drop") == 0, flip = mode[0] == 'f';
+	nng_socket rep, ups[2];
 	int rv;
 	if ((rv = nng_rep0_open(&rep)) != 0 || (rv = nng_listen(rep, argv[1], NULL, 0)) != 0 ||
-	    (rv = nng_req0_open(&up)) != 0 || (rv = nng_dial(up, argv[2], NULL, 0)) != 0) {
+	    (rv = nng_req0_open(&ups[0])) != 0 || (rv = nng_dial(ups[0], argv[2], NULL, 0)) != 0 ||
+	    (second != NULL && ((rv = nng_req0_open(&ups[1])) != 0 ||
+	                        (rv = nng_dial(ups[1], second, NULL, 0)) != 0))) {
 		fprintf(stderr, "wt-evilpeer: %s\n", nng_strerror(rv));
 		return 1;
 	}
 	nng_socket_set_size(rep, NNG_OPT_RECVMAXSZ, 0);
-	nng_socket_set_size(up, NNG_OPT_RECVMAXSZ, 0);
+	nng_socket_set_size(ups[0], NNG_OPT_RECVMAXSZ, 0);
+	if (second != NULL)
+		nng_socket_set_size(ups[1], NNG_OPT_RECVMAXSZ, 0);
+	unsigned n_mf = 0, cur = 0; /* Manifest requests seen; the upstream relayed to */
 	fprintf(stderr, "wt-evilpeer: %s -> %s\n", argv[1], argv[2]);
 	for (;;) {
 		nng_msg *m, *r;
@@ -61,6 +76,12 @@ int main(int argc, char **argv)
 		if (ok && q->body_case == WEIGHTS__REQUEST__BODY_CHUNK && stall_ms > 0)
 			usleep(stall_ms * 1000u);
 		wire_request_free(q);
+		if (is_mf && second != NULL && n_mf++ > 0 && (flip || cur == 0)) {
+			cur ^= 1;
+			fprintf(stderr, "wt-evilpeer: manifest request %u to %s\n", n_mf,
+			        cur ? second : argv[2]);
+		}
+		nng_socket up = ups[cur];
 		if (nng_sendmsg(up, m, 0) != 0) {
 			nng_msg_free(m);
 			continue;
