@@ -23,6 +23,16 @@ static inline bool wt_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 	return !__builtin_mul_overflow(a, b, out);
 }
 
+/* ---- functions of a library loaded at run time (dlopen: libcurl, the CUDA runtime) ---- */
+typedef struct common_dl_sym {
+	const char *name; /* the library's symbol */
+	size_t off;       /* where its function pointer goes in the caller's table */
+} common_dl_sym;
+
+/* dlsym each of syms[0..n) in h (a dlopen handle) into table at its offset; NULL when all
+ * resolved, else the first name h lacks (table then partly filled: fill a scratch copy). */
+const char *common_dl_bind(void *h, const common_dl_sym *syms, size_t n, void *table);
+
 /* ---- XXH3-128 digests (integrity hashes of tensors and chunks) ---- */
 typedef struct wt_hash128 {
 	uint64_t hi;

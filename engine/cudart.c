@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "common/common.h"
 #include "engine/cudart.h"
 
 /* libcudart's SONAME carries the major version: CUDART_VERSION 13000 -> .so.13 */
@@ -18,10 +18,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static engine_cudart g_rt;
 static int g_loaded; /* under g_mu */
 
-static const struct {
-	const char *name;
-	size_t off;
-} g_syms[] = {
+static const common_dl_sym g_syms[] = {
 #define SYM(f)                                                                                     \
 	{                                                                                          \
 		"cuda" #f, offsetof(engine_cudart, f)                                              \
@@ -52,17 +49,12 @@ static const struct {
 /* Fill g_rt from h; WT_EDEVICE naming the first missing function. */
 static int resolve(void *h, const char *path, wt_errbuf *err)
 {
-	for (size_t i = 0; i < sizeof(g_syms) / sizeof(g_syms[0]); i++) {
-		void *f = dlsym(h, g_syms[i].name);
-		if (f == NULL)
-			return wt_seterr(err, WT_EDEVICE,
-			                 "CUDA runtime %s lacks %s: it is not a CUDA runtime of "
-			                 "version %d or later; point %s at libcudart.so.%d",
-			                 path, g_syms[i].name, CUDART_MAJOR, ENGINE_CUDART_ENV,
-			                 CUDART_MAJOR);
-		/* POSIX: a data pointer from dlsym converts to the function pointer */
-		memcpy((char *)&g_rt + g_syms[i].off, &f, sizeof(f));
-	}
+	const char *missing = common_dl_bind(h, g_syms, sizeof(g_syms) / sizeof(g_syms[0]), &g_rt);
+	if (missing != NULL)
+		return wt_seterr(err, WT_EDEVICE,
+		                 "CUDA runtime %s lacks %s: it is not a CUDA runtime of "
+		                 "version %d or later; point %s at libcudart.so.%d",
+		                 path, missing, CUDART_MAJOR, ENGINE_CUDART_ENV, CUDART_MAJOR);
 	return WT_OK;
 }
 

@@ -1,9 +1,11 @@
 /* curl_dl.c — libcurl loaded on first use (see curl_dl.h). */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/common.h"
 #include "loader/curl_dl.h"
 
 curl_dl_api wt_curl;
@@ -11,6 +13,12 @@ curl_dl_api wt_curl;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_rc;
 static wt_errbuf load_err; /* the failure, kept for every later caller */
+
+static const common_dl_sym syms[] = {
+#define CURL_DL_ENTRY(name) {"curl_" #name, offsetof(curl_dl_api, name)},
+    CURL_DL_FUNCS(CURL_DL_ENTRY)
+#undef CURL_DL_ENTRY
+};
 
 static void load(void)
 {
@@ -34,20 +42,16 @@ static void load(void)
 		return;
 	}
 	curl_dl_api api;
-#define CURL_DL_SYM(name)                                                                          \
-	api.name = (__typeof__(api.name))dlsym(h, "curl_" #name);                                  \
-	if (api.name == NULL) {                                                                    \
-		load_rc =                                                                          \
-		    wt_seterr(&load_err, WT_EUNSUPPORTED,                                          \
-		              "libcurl '%s'%s has no curl_" #name                                  \
-		              ": not a libcurl, or one older than weightd was built with (%s); "   \
-		              "install a newer libcurl or unset WEIGHTD_LIBCURL",                  \
-		              lib, why, LIBCURL_VERSION);                                          \
-		dlclose(h);                                                                        \
-		return;                                                                            \
+	const char *missing = common_dl_bind(h, syms, sizeof(syms) / sizeof(syms[0]), &api);
+	if (missing != NULL) {
+		load_rc = wt_seterr(&load_err, WT_EUNSUPPORTED,
+		                    "libcurl '%s'%s has no %s: not a libcurl, or one older than "
+		                    "weightd was built with (%s); install a newer libcurl or unset "
+		                    "WEIGHTD_LIBCURL",
+		                    lib, why, missing, LIBCURL_VERSION);
+		dlclose(h);
+		return;
 	}
-	CURL_DL_FUNCS(CURL_DL_SYM)
-#undef CURL_DL_SYM
 	wt_curl = api;
 	load_rc = WT_OK;
 }

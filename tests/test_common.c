@@ -1,4 +1,5 @@
 /* test_common.c — error strings, dtypes, layout parsing and canonical text, hashing. */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -529,6 +530,33 @@ static void test_timespec_in(void **state)
 	}
 }
 
+/* common_dl_bind: every name into its slot of the table, or the first name the library
+ * lacks (libc's own functions through dlopen(NULL), the program's global scope). */
+typedef struct dl_table {
+	size_t (*len)(const char *);
+	int (*cmp)(const char *, const char *);
+} dl_table;
+
+static void test_dl_bind(void **state)
+{
+	(void)state;
+	void *h = dlopen(NULL, RTLD_NOW);
+	assert_non_null(h);
+	static const common_dl_sym ok[] = {{"strlen", offsetof(dl_table, len)},
+	                                   {"strcmp", offsetof(dl_table, cmp)}};
+	dl_table t = {0};
+	assert_null(common_dl_bind(h, ok, 2, &t));
+	assert_int_equal(t.len("abc"), 3);
+	assert_true(t.cmp("a", "b") < 0);
+	static const common_dl_sym bad[] = {{"strlen", offsetof(dl_table, len)},
+	                                    {"wt_no_such_function", offsetof(dl_table, cmp)},
+	                                    {"strcmp", offsetof(dl_table, cmp)}};
+	dl_table u = {0};
+	assert_string_equal(common_dl_bind(h, bad, 3, &u), "wt_no_such_function");
+	assert_null(u.cmp); /* the names after the missing one are not looked for */
+	dlclose(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +575,7 @@ int main(void)
 	    cmocka_unit_test(test_log_escape),
 	    cmocka_unit_test(test_log_sink_swap),
 	    cmocka_unit_test(test_timespec_in),
+	    cmocka_unit_test(test_dl_bind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
