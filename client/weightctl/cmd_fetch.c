@@ -244,6 +244,18 @@ static int run_fetch(wt_client *c, const char *model, const wt_layout *l, wt_man
 	return rv;
 }
 
+/* A fetch's options: progress on a TTY unless quiet (into *p), stats into *st, the cancel
+ * flag SIGINT / SIGTERM set. */
+static void fetch_opts(wt_fetch_opts *fo, progress *p, wt_fetch_stats *st, int quiet)
+{
+	*p = (progress){.t0_ns = now_ns(), .last_ns = 0, .tty = !quiet && isatty(2)};
+	wt_fetch_opts_init(fo);
+	fo->progress = p->tty ? on_progress : NULL;
+	fo->progress_ctx = p;
+	fo->stats = st;
+	fo->cancel = &g_stop;
+}
+
 /* What fetch_rank did: the file written, the revision not the layout's. */
 typedef struct rank_fetch {
 	const char *path;
@@ -281,14 +293,10 @@ static int fetch_rank(wt_client *c, const ctl_remote *r, const fetch_args *fa, r
 		code = ctl_remote_exit(rv);
 		goto fail;
 	}
-	progress p = {.t0_ns = now_ns(), .last_ns = 0, .tty = !fa->quiet && isatty(2)};
+	progress p;
 	wt_fetch_stats st;
 	wt_fetch_opts fo;
-	wt_fetch_opts_init(&fo);
-	fo.progress = p.tty ? on_progress : NULL;
-	fo.progress_ctx = &p;
-	fo.stats = &st;
-	fo.cancel = &g_stop;
+	fetch_opts(&fo, &p, &st, fa->quiet);
 	rv = run_fetch(c, r->model, &l, &m, fa, wt_file_sink_sink(fs), &fo, &err);
 	if (p.tty && m != NULL)
 		show(&p, st.bytes, wt_manifest_total_bytes(m), 1);
@@ -410,14 +418,10 @@ int ctl_fetch(int argc, char **argv)
 		goto done;
 	}
 	sink = fa.cuda ? wt_cuda_sink_sink(cs) : wt_file_sink_sink(fs);
-	progress p = {.t0_ns = now_ns(), .last_ns = 0, .tty = !fa.quiet && isatty(2)};
+	progress p;
 	wt_fetch_stats st;
 	wt_fetch_opts fo;
-	wt_fetch_opts_init(&fo);
-	fo.progress = p.tty ? on_progress : NULL;
-	fo.progress_ctx = &p;
-	fo.stats = &st;
-	fo.cancel = &g_stop;
+	fetch_opts(&fo, &p, &st, fa.quiet);
 	rv = run_fetch(c, r.model, &r.layout, &m, &fa, sink, &fo, &err);
 	if (fa.update_from != NULL) {
 		if (rv != WT_OK && (code = interrupted(rv, &err)) == CTL_OK) {
