@@ -275,12 +275,19 @@ static void test_pv_quant(void **state)
 	fx_close(&f);
 }
 
-/* Every checkpoint tensor covered exactly once, TP 1 / 2 / 4 / 8. */
+/* Every checkpoint tensor covered exactly once, TP 1 / 2 / 4 / 8 (and TP 1 / 2 with an image_size
+ * the patch does not divide). */
 static void test_pv_coverage(void **state)
 {
 	(void)state;
 	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
 	coverage(pv_model(2, VI, VE, 0), cfg, 2, lays, 4);
+	/* image_size 5 / patch_size 2: vLLM's (5 // 2)^2 = 4 positions, the same table */
+	static const char cfg5[] =
+	    CFGA(UNTIED, "\"vision_config\":{\"hidden_size\":64,\"intermediate_size\":128,"
+	                 "\"num_hidden_layers\":2,\"num_attention_heads\":8,\"image_size\":5,"
+	                 "\"patch_size\":2,\"spatial_merge_size\":2}");
+	coverage(pv_model(2, VI, VE, 0), cfg5, 2, lays, 2);
 }
 
 /* A SigLIP pooling head (head.probe / attention / layernorm / mlp) and Keye's
@@ -348,6 +355,10 @@ static void test_pv_errors(void **state)
 	(void)state;
 	fx_refused(pv_model(2, VI, VE, 0), CFGA(UNTIED, "\"x\":0"), WT_ECORRUPT, ARCH,
 	           "vision_config");
+	fx_refused(pv_model(2, VI, VE, 0), CFGA(UNTIED, "\"vision_config\":null"), WT_ECORRUPT,
+	           ARCH, "vision_config");
+	fx_refused(pv_model(2, VI, VE, 0), CFGA(UNTIED, "\"vision_config\":\"siglip\""),
+	           WT_ECORRUPT, "vision_config", "not an object");
 	fx_refused(pv_model(2, VI, VE, 0),
 	           CFGA(UNTIED, "\"vision_config\":{\"hidden_size\":64,\"intermediate_size\":128,"
 	                        "\"num_hidden_layers\":2,\"num_attention_heads\":8,"
