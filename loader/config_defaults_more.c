@@ -308,6 +308,13 @@ static const class_default mlp_speculator_defaults[] = {
     {"scale_input", false, 0, true}, {"tie_word_embeddings", false, 0, true},
 };
 
+/* PaddleOCR-VL's top level (model_type paddleocr_vl): head_dim 128 both in the remote
+ * PaddleOCRVLConfig and in transformers 5's PaddleOCRTextConfig (Ernie4_5Config); the keys the
+ * two disagree on are required (config_paddleocr_vl.c). */
+static const class_default paddleocr_vl_defaults[] = {
+    {"head_dim", false, 128},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -336,6 +343,7 @@ static const struct {
     CLASS("longcat_flash", longcat_flash_defaults),
     CLASS("medusa", medusa_defaults),
     CLASS("mlp_speculator", mlp_speculator_defaults),
+    CLASS("paddleocr_vl", paddleocr_vl_defaults),
 };
 
 const class_default *config_class_defaults_more(const char *mt, size_t *n)

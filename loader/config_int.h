@@ -192,6 +192,10 @@ int config_flat_root(json_t *root, json_t **out, wt_errbuf *err);
  * defaults, absent or null: every default) into c (config_dots_ocr.c). */
 bool config_is_dots_ocr(json_t *root);
 int config_parse_dots_ocr(json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a PaddleOCR-VL config (model_type paddleocr_vl)? The top-level keys the remote
+ * PaddleOCRVLConfig and transformers 5's disagree on, required (config_paddleocr_vl.c). */
+bool config_is_paddleocr_vl(json_t *root);
+int config_parse_paddleocr_vl(json_t *root, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);

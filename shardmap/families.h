@@ -76,6 +76,7 @@ extern const sm_family shardmap_family_phi3v;         /* family_phi3v.c */
 extern const sm_family shardmap_family_molmo;         /* family_molmo.c */
 extern const sm_family shardmap_family_keye;          /* family_keye.c */
 extern const sm_family shardmap_family_dots_ocr;      /* family_dots_ocr.c */
+extern const sm_family shardmap_family_paddleocr_vl;  /* family_paddleocr_vl.c */
 extern const sm_family shardmap_family_jamba;
 extern const sm_family shardmap_family_gpt_neox;
 extern const sm_family shardmap_family_phi;

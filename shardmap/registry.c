@@ -70,6 +70,7 @@ static const sm_family *const families[] = {
     &shardmap_family_molmo,
     &shardmap_family_keye,
     &shardmap_family_dots_ocr,
+    &shardmap_family_paddleocr_vl,
     &shardmap_family_jamba,
     &shardmap_family_gpt_neox,
     &shardmap_family_phi,
