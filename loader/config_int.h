@@ -80,6 +80,13 @@ int config_minimax_vl_flat(json_t *root, wt_errbuf *err);
  * defaults (v NULL or null: all of them), text_config required, its topk_method
  * (config_kimi_vl.c). config_kimi_vl_text_keys: DeepseekV2Config's q_lora_rank /
  * n_routed_experts / n_shared_experts when absent (a null is kept), over view v. */
+/* Is root a Step3-VL config (model_type step3_vl)? Its vision_config with
+ * Step3VisionEncoderConfig's defaults, understand_projector_stride, projector_bias
+ * (config_step3_vl.c). config_step3_vl_need_text: a step3_vl root without a text_config object
+ * is WT_ECORRUPT (checked before its view is read). */
+bool config_is_step3_vl(json_t *root);
+int config_parse_step3_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+int config_step3_vl_need_text(json_t *root, wt_errbuf *err);
 bool config_is_kimi_vl(json_t *root);
 int config_parse_kimi_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 int config_kimi_vl_text_keys(json_t *v, wt_errbuf *err);

@@ -165,6 +165,10 @@ static bool lm_class_fixed(json_t *root, const char *mt, const char *tmt, const 
 		/* vLLM's KimiVLConfig builds DeepseekV2Config(**text_config) whatever its
 		 * model_type says (Kimi-VL's: deepseek_v3) */
 		return set_class(out, "kimi_vl:deepseek_v2");
+	if (config_is_step3_vl(root))
+		/* vLLM's Step3VLConfig builds Step3TextConfig(**text_config) whatever its
+		 * model_type says */
+		return set_class(out, "step3_text");
 	if (mt != NULL && strcmp(mt, "opencua") == 0)
 		/* vLLM's OpenCUAConfig builds Qwen2Config(**text_config) whatever its model_type
 		 * says: Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
@@ -395,6 +399,8 @@ int config_lm_view(json_t *root, json_t **out, wt_errbuf *err)
 	int rv = config_kimi_vl_need_text(root, err);
 	if (rv == WT_OK)
 		rv = config_ultravox_need_text(root, err);
+	if (rv == WT_OK)
+		rv = config_step3_vl_need_text(root, err);
 	if (rv != WT_OK)
 		return rv;
 	const char *mt = lm_class(root, tc, overlay);

@@ -139,6 +139,8 @@ static int parse_vision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 		return config_parse_minicpmv(root, v, c, err);
 	if (config_is_blip2(root)) /* absent sub-configs: Blip2Config's defaults */
 		return config_parse_blip2(root, c, err);
+	if (config_is_step3_vl(root)) /* Step3VisionEncoderConfig's keys and defaults */
+		return config_parse_step3_vl(root, v, c, err);
 	if (config_is_kimi_vl(root)) /* absent vision_config: MoonViTConfig's defaults */
 		return config_parse_kimi_vl(root, v, c, err);
 	int rv = config_is_aria(root) ? config_parse_aria(root, c, err) : WT_OK;

@@ -195,6 +195,7 @@ extern const sm_family shardmap_family_deepseek;
 extern const sm_family shardmap_family_ouro;         /* family_ouro.c */
 extern const sm_family shardmap_family_nemotron_nas; /* family_decilm.c */
 extern const sm_family shardmap_family_step3_text;   /* family_step3.c */
+extern const sm_family shardmap_family_step3_vl;     /* family_step3_vl.c */
 extern const sm_family shardmap_family_plamo3;       /* family_plamo3.c */
 extern const sm_family shardmap_family_plamo2;       /* family_plamo2.c */
 /* family_llama.c: openPangu-Embedded */

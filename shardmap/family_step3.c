@@ -18,40 +18,16 @@
  * intermediate_size. share_q_dim is read into q_lora_rank (the dims q_proj, inter_norm and wq
  * share). Refusals: loader/config_step3.c.
  */
-#include "shardmap/family_rules.h"
-
-#define ST_ATT SM_LAYER "self_attn."
-#define ST_MOE SM_LAYER "moe."
+#include "shardmap/family_step3.h"
 
 static const sm_rule step3_text_rules[] = {
     SM_RULES_TOP,
-    SM_RULES_LNORM,
-    SM_RULE(ST_ATT "q_proj.weight", ST_ATT "qkv_proj.weight", SM_K_REPLF, 0, SM_U_NONE, SM_C_ALL,
-            SM_F_QUANT, 2, SM_D_QLORA, SM_D_HID),
-    SM_RULE(ST_ATT "k_proj.weight", ST_ATT "qkv_proj.weight", SM_K_REPLF, 1, SM_U_NONE, SM_C_ALL,
-            SM_F_QUANT, 2, SM_D_HD, SM_D_HID),
-    SM_RULE(ST_ATT "v_proj.weight", ST_ATT "qkv_proj.weight", SM_K_REPLF, 2, SM_U_NONE, SM_C_ALL,
-            SM_F_QUANT, 2, SM_D_HD, SM_D_HID),
-    SM_RULE(ST_ATT "inter_norm.weight", ST_ATT "inter_norm.weight", SM_K_REPL, 0, SM_U_NONE,
-            SM_C_ALL, 0, 1, SM_D_QLORA, SM_D_ANY),
-    SM_RULE(ST_ATT "wq.weight", ST_ATT "wq.weight", SM_K_ROWS, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT,
-            2, SM_D_Q, SM_D_QLORA),
-    SM_RULE(ST_ATT "o_proj.weight", ST_ATT "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    SM_RULES_MLP_NOBIAS_IF(SM_C_DENSE),
-    SM_RULE_ROUTER("moe.gate.weight", 2, SM_D_E, SM_D_HID),
-    SM_RULE3(ST_MOE "gate_proj.weight", ST_MOE "experts.w13_weight", SM_K_EXPGU, 0, SM_U_IE,
-             SM_C_MOE, SM_F_QUANT, SM_D_E, SM_D_IE, SM_D_HID),
-    SM_RULE3(ST_MOE "up_proj.weight", ST_MOE "experts.w13_weight", SM_K_EXPGU, 1, SM_U_IE, SM_C_MOE,
-             SM_F_QUANT, SM_D_E, SM_D_IE, SM_D_HID),
-    SM_RULE3(ST_MOE "down_proj.weight", ST_MOE "experts.w2_weight", SM_K_EXP2S, 0, SM_U_IE,
-             SM_C_MOE, SM_F_QUANT, SM_D_E, SM_D_HID, SM_D_IE),
-    SM_RULES_MLP_NOBIAS_AT("share_expert.", SM_D_ISH, SM_U_ISH, SM_C_SHARED),
+    SM_RULES_STEP3_TEXT_LAYERS,
 };
 
 /* Step3TextDecoderLayer: layer i is MoE when moe_layers_enum names it (the loader refuses a
  * config without the key: vLLM cannot read Step3TextConfig's tuple default). */
-static bool step3_text_moe(const ckpt_config *c, int64_t i)
+bool shardmap_step3_text_moe(const ckpt_config *c, int64_t i)
 {
 	for (size_t k = 0; c->has_moe_layers && k < c->n_moe_layers; k++)
 		if (c->moe_layers[k] == i)
@@ -60,10 +36,10 @@ static bool step3_text_moe(const ckpt_config *c, int64_t i)
 }
 
 /* FusedMoEBlock needs experts where moe_layers_enum names a layer. */
-static int step3_text_check(const ckpt_config *c, wt_errbuf *err)
+int shardmap_step3_text_check(const ckpt_config *c, wt_errbuf *err)
 {
 	for (int64_t i = 0; i < c->num_hidden_layers; i++)
-		if (c->num_experts <= 0 && step3_text_moe(c, i))
+		if (c->num_experts <= 0 && shardmap_step3_text_moe(c, i))
 			return wt_seterr(
 			    err, WT_ECORRUPT,
 			    "config.json: moe_num_experts is 0 but moe_layers_enum names "
@@ -80,8 +56,8 @@ const sm_family shardmap_family_step3_text = {
     .archs = step3_text_archs,
     .rules = step3_text_rules,
     .n_rules = SM_NRULES(step3_text_rules),
-    .layer_is_moe = step3_text_moe,
+    .layer_is_moe = shardmap_step3_text_moe,
     .layer_prefix = "model.layers.",
-    .check = step3_text_check,
+    .check = shardmap_step3_text_check,
     .moe_keys = "moe_layers_enum",
 };

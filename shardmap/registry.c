@@ -190,6 +190,7 @@ static const sm_family *const families[] = {
     &shardmap_family_plamo2,
     &shardmap_family_nemotron_nas,
     &shardmap_family_step3_text,
+    &shardmap_family_step3_vl,
     &shardmap_family_pangu_dense,
     &shardmap_family_pangu_ultra_moe,
     &shardmap_family_pangu_pro_moe_v2,
