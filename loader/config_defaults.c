@@ -459,6 +459,8 @@ static const struct {
     CLASS("llava_onevision:qwen2", onevision_qwen2_defaults),
     /* Qwen2-Audio's qwen2 text_config (config_lm_view names it so): Qwen2Config's */
     CLASS("qwen2_audio:qwen2", onevision_qwen2_defaults),
+    /* Audio Flamingo 3's qwen2 text_config (config_lm_view names it so): Qwen2Config's */
+    CLASS("audioflamingo3:qwen2", onevision_qwen2_defaults),
     /* InternVL's qwen2 text_config (config_lm_view names it so): Qwen2Config's */
     CLASS("internvl:qwen2", onevision_qwen2_defaults),
     /* InternVL3.5's qwen3 text_config (config_lm_view names it so): Qwen3Config's */

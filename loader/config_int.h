@@ -133,6 +133,12 @@ int config_parse_granite_speech(json_t *root, struct ckpt_config *c, wt_errbuf *
  * config_parse_audio). */
 bool config_is_voxtral(json_t *root);
 int config_parse_voxtral(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root an Audio Flamingo 3 config (model_type audioflamingo3)? Its audio_config
+ * (AudioFlamingo3EncoderConfig's defaults; the attribute_map aliases read when the canonical key
+ * is absent), projector_bias and text_config's model_type (qwen2 when it has none;
+ * config_audioflamingo3.c, called by config_parse_audio). */
+bool config_is_audioflamingo3(json_t *root);
+int config_parse_audioflamingo3(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root an Ultravox config (model_type ultravox)? config_ultravox_need_text refuses one whose
  * text_config / audio_config is absent (text_model_id / audio_model_id named) or whose language
  * model is not cut here (called by config_lm_view); config_ultravox_class maps text_config's

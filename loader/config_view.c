@@ -104,6 +104,10 @@ static bool lm_class_wrapped(json_t *root, const char *tmt, const char **out)
 		tmt = tmt != NULL ? tmt : "qwen2";
 		return set_class(out, strcmp(tmt, "qwen2") == 0 ? "qwen2_audio:qwen2" : tmt);
 	}
+	if (config_is_audioflamingo3(root)) { /* AudioFlamingo3Config: the same, qwen2 */
+		tmt = tmt != NULL ? tmt : "qwen2";
+		return set_class(out, strcmp(tmt, "qwen2") == 0 ? "audioflamingo3:qwen2" : tmt);
+	}
 	if (config_is_granite_speech(root)) {
 		/* GraniteSpeechConfig builds text_config by its model_type (granite when it has
 		 * none): GraniteConfig's defaults under a name of their own */
@@ -219,6 +223,7 @@ static const char *const tie_by_text[] = {
     "llava_onevision",
     "cohere2_vision",
     "qwen2_audio",
+    "audioflamingo3",
     "mistral3",
     "glm4v",
     "glm4v_moe",

@@ -121,6 +121,7 @@ static const sm_family *const families[] = {
     &shardmap_family_blip2,
     &shardmap_family_aria,
     &shardmap_family_voxtral,
+    &shardmap_family_audioflamingo3,
     &shardmap_family_ultravox,
     &shardmap_family_mllama,
     &shardmap_family_zamba2,

@@ -182,7 +182,7 @@ typedef struct sm_family {
 	bool gspeech;
 	/* Voxtral's audio_config (VoxtralEncoderConfig): as audio, under that class's key names
 	 * (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads), which the
-	 * planner's messages name */
+	 * planner's messages name; also Audio Flamingo 3's (AudioFlamingo3EncoderConfig) */
 	bool voxtral;
 	/* Mllama's vision_config (the loader's v_* / ml_* fields, MllamaVisionConfig's defaults
 	 * applied): width hidden_size, MLP intermediate_size, heads attention_heads, the local
