@@ -14,7 +14,10 @@
  * before the class defaults (config_defaults_classic.c) fill what is absent.
  *
  *   key              ChatGLMConfig   here
- *   vision_config    (GLM-4V)        refused: vLLM's ChatGLMForCausalLM raises on it
+ *   vision_config    (GLM-4V)        refused unless architectures[0] is GLM4VForCausalLM
+ *                                    (vLLM's ChatGLMForCausalLM raises on it and asks for
+ *                                    that override; config_glm4v_old.c reads it), which
+ *                                    needs it
  *   add_bias_linear  false           true refused: no release has the dense / MLP biases,
  *                                    and these shards do not serve them
  *   rmsnorm          true            false refused (LayerNorms with biases: no release)
@@ -34,11 +37,23 @@
 static int refusals(json_t *v, wt_errbuf *err)
 {
 	json_t *vis = json_object_get(v, "vision_config");
-	if (vis != NULL && !json_is_null(vis))
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: vision_config is set (GLM-4V); vLLM's chatglm.py "
-		                 "refuses it (the text-only ChatGLMForCausalLM) and this family "
-		                 "serves the language model alone: remove the vision tower");
+	bool has_vis = vis != NULL && !json_is_null(vis);
+	if (config_is_glm4v_old(v) && !json_is_object(vis))
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: architectures GLM4VForCausalLM needs a vision_config "
+		    "object (EVA2CLIP's keys); vLLM's glm4v.py builds its tower of it: "
+		    "give THUDM/glm-4v-9b's vision_config, or name ChatGLMModel for "
+		    "the text-only model");
+	if (has_vis && !config_is_glm4v_old(v))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: vision_config is set (GLM-4V) but architectures "
+		    "does not name GLM4VForCausalLM; vLLM's chatglm.py refuses it (the "
+		    "text-only ChatGLMForCausalLM, which asks for --hf-overrides "
+		    "'{\"architectures\": [\"GLM4VForCausalLM\"]}'): give "
+		    "\"architectures\": [\"GLM4VForCausalLM\"], or remove the vision "
+		    "tower");
 	int rv =
 	    config_refuse_bool(v, "add_bias_linear", false, true,
 	                       "no ChatGLM / GLM-4 release has the dense / MLP biases and these "

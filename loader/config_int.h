@@ -487,6 +487,11 @@ int config_deepseek_v32_keys(json_t *v, wt_errbuf *err);
  * add_bias_linear true, rmsnorm false, post_layer_norm false and an absent original_rope
  * refused naming the key (config_chatglm.c). */
 int config_chatglm_keys(json_t *v, wt_errbuf *err);
+/* GLM-4V (GLM4VForCausalLM under model_type chatglm): its vision_config's EVA2CLIP keys, all
+ * required (vLLM reads them without defaults), num_positions checked against the image grid
+ * (config_glm4v_old.c). */
+bool config_is_glm4v_old(json_t *root);
+int config_parse_glm4v_old(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 struct ckpt_config;
 /* OPT's own keys into c (struct ckpt_config's opt_* fields, enable_bias into attention_bias);
  * a wrong type is WT_ECORRUPT naming the key (config_opt.c). */

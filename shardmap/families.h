@@ -166,6 +166,7 @@ extern const sm_family shardmap_family_siglip;         /* family_clip.c */
 extern const sm_family shardmap_family_jamba_cls;      /* family_jamba.c */
 extern const sm_family shardmap_family_modernbert_tok; /* family_modernbert_cls.c */
 extern const sm_family shardmap_family_chatglm;
+extern const sm_family shardmap_family_glm4v_old;
 extern const sm_family shardmap_family_exaone;
 extern const sm_family shardmap_family_qwen;
 extern const sm_family shardmap_family_baichuan;

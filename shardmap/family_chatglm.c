@@ -18,41 +18,21 @@
  * PretrainedConfig's default true when the key is absent). Every Linear is quantized, the
  * embedding, output_layer and norms not. transformer.rotary_pos_emb.inv_freq (a buffer the
  * remote code saves; vLLM skips it) is dropped. add_bias_linear, rmsnorm false, post_layer_norm
- * false and a vision tower (GLM-4V) are refused by the loader (loader/config_chatglm.c).
+ * false and a vision tower under another architecture than GLM4VForCausalLM (GLM-4V: the
+ * glm4v_old family, family_glm4v_old.c, shares these rules through family_chatglm.h) are
+ * refused by the loader (loader/config_chatglm.c).
  */
 #include <inttypes.h>
 
-#include "shardmap/family_rules.h"
-
-#define CG_LAYER   "transformer.encoder.layers.{i}."
-#define CG_REPL(x) SM_RULE(x, x, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_HID, SM_D_ANY)
+#include "shardmap/family_chatglm.h"
 
 static const sm_rule chatglm_rules[] = {
-    SM_RULE("transformer.embedding.word_embeddings.weight",
-            "transformer.embedding.word_embeddings.weight", SM_K_VOCAB, 0, SM_U_NONE, SM_C_ALL, 0,
-            2, SM_D_V, SM_D_HID),
-    SM_RULE("transformer.output_layer.weight", "transformer.output_layer.weight", SM_K_VOCAB, 0,
-            SM_U_NONE, SM_C_ALL, SM_F_LMHEAD, 2, SM_D_V, SM_D_HID),
-    CG_REPL("transformer.encoder.final_layernorm.weight"),
-    CG_REPL(CG_LAYER "input_layernorm.weight"),
-    CG_REPL(CG_LAYER "post_attention_layernorm.weight"),
-    SM_RULE(CG_LAYER "self_attention.query_key_value.weight",
-            CG_LAYER "self_attention.query_key_value.weight", SM_K_QKVC, 0, SM_U_HEADS, SM_C_ALL,
-            SM_F_QUANT, 2, SM_D_QKV, SM_D_HID),
-    SM_RULE(CG_LAYER "self_attention.query_key_value.bias",
-            CG_LAYER "self_attention.query_key_value.bias", SM_K_QKVC, 0, SM_U_HEADS, SM_C_ATTNBIAS,
-            0, 1, SM_D_QKV, SM_D_ANY),
-    SM_RULE(CG_LAYER "self_attention.dense.weight", CG_LAYER "self_attention.dense.weight",
-            SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    SM_RULE(CG_LAYER "mlp.dense_h_to_4h.weight", CG_LAYER "mlp.dense_h_to_4h.weight", SM_K_ROWS2, 0,
-            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_I2, SM_D_HID),
-    SM_RULE(CG_LAYER "mlp.dense_4h_to_h.weight", CG_LAYER "mlp.dense_4h_to_h.weight", SM_K_COLS, 0,
-            SM_U_I, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_I),
+    CG_RULES,
 };
 
 /* vLLM's GLMAttention: head size hidden_size / num_attention_heads; the checkpoint's
  * query_key_value is kv_channels wide per head (the loader reads kv_channels as head_dim). */
-static int chatglm_check(const ckpt_config *c, wt_errbuf *err)
+int shardmap_chatglm_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int hq = shardmap_check_head_quotient(c, "hidden_size", "num_attention_heads",
 	                                      "kv_channels", err);
@@ -68,7 +48,7 @@ static int chatglm_check(const ckpt_config *c, wt_errbuf *err)
 
 static const char *const chatglm_archs[] = {"ChatGLMModel", "ChatGLMForConditionalGeneration",
                                             NULL};
-static const char *const chatglm_drops[] = {"rotary_pos_emb.inv_freq", NULL};
+const char *const shardmap_chatglm_drops[] = {"rotary_pos_emb.inv_freq", NULL};
 
 /* PretrainedConfig's tie_word_embeddings (true) when config.json omits it: ChatGLMConfig sets
  * none, and vLLM ties output_layer to the embedding then */
@@ -78,8 +58,8 @@ const sm_family shardmap_family_chatglm = {
     .rules = chatglm_rules,
     .n_rules = SM_NRULES(chatglm_rules),
     .layer_prefix = "transformer.encoder.layers.",
-    .check = chatglm_check,
+    .check = shardmap_chatglm_check,
     .attn_bias_key = "add_qkv_bias",
-    .drop_suffixes = chatglm_drops,
+    .drop_suffixes = shardmap_chatglm_drops,
     .tie_default = true,
 };

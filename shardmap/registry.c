@@ -164,6 +164,7 @@ static const sm_family *const families[] = {
     &shardmap_family_jamba_cls,
     &shardmap_family_modernbert_tok,
     &shardmap_family_chatglm,
+    &shardmap_family_glm4v_old,
     &shardmap_family_exaone,
     &shardmap_family_qwen,
     &shardmap_family_baichuan,
