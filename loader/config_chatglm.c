@@ -52,8 +52,9 @@ static int refusals(json_t *v, wt_errbuf *err)
 		    "does not name GLM4VForCausalLM; vLLM's chatglm.py refuses it (the "
 		    "text-only ChatGLMForCausalLM, which asks for --hf-overrides "
 		    "'{\"architectures\": [\"GLM4VForCausalLM\"]}'): give "
-		    "\"architectures\": [\"GLM4VForCausalLM\"], or remove the vision "
-		    "tower");
+		    "\"architectures\": [\"GLM4VForCausalLM\"] (or the configuration "
+		    "override: weightctl --architecture GLM4VForCausalLM, weightd's "
+		    "model_override), or remove the vision tower");
 	int rv =
 	    config_refuse_bool(v, "add_bias_linear", false, true,
 	                       "no ChatGLM / GLM-4 release has the dense / MLP biases and these "
