@@ -64,34 +64,8 @@ static const sm_rule keye_rules[] = {
  * hard-codes. */
 static int keye_check(const ckpt_config *c, wt_errbuf *err)
 {
-	int rv;
-	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
-		return rv;
-	const struct {
-		const char *key;
-		bool given;
-	} need[] = {{"hidden_size", c->v_hidden_size > 0},
-	            {"intermediate_size", c->v_intermediate_size > 0},
-	            {"num_hidden_layers", c->v_num_layers > 0},
-	            {"num_attention_heads", c->v_num_attn_heads > 0},
-	            {"image_size", c->v_image_size > 0},
-	            {"patch_size", c->v_patch_given}};
-	for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++)
-		if (!need[k].given)
-			return wt_seterr(
-			    err, WT_ECORRUPT,
-			    "config.json: %s needs vision_config.%s (the remote "
-			    "KeyeVisionConfig's default is not assumed here): give the "
-			    "release's value",
-			    c->architecture, need[k].key);
-	if (c->v_spatial_merge_size != 2)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: vision_config.spatial_merge_size %" PRId64
-		                 ": vLLM's Keye projector (mlp_AR) merges 2 x 2 patches whatever "
-		                 "it says (merge_kernel_size (2, 2)); give 2",
-		                 c->v_spatial_merge_size);
-	sm_vis_geom g;
-	return shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err);
+	return shardmap_vision_mlp_ar_check(
+	    c, "the remote KeyeVisionConfig's default is not assumed here", "Keye", err);
 }
 
 /* mlp_AR.pre_norm's width tells the two projectors apart: Keye-VL's over vision_config.hidden_size

@@ -23,7 +23,6 @@
  *   [4 VE, 4 VE] with its bias) and linear_2 (nn.Linear [hid, 4 VE] with its bias), every one
  *   whole on every rank and never quantized.
  */
-#include <inttypes.h>
 #include <string.h>
 
 #include "shardmap/family_rules.h"
@@ -55,31 +54,6 @@ static const sm_rule paddleocr_vl_rules[] = {
  * biases from it and would skip them). */
 static int paddleocr_vl_check(const ckpt_config *c, wt_errbuf *err)
 {
-	int rv;
-	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
-		return rv;
-	const struct {
-		const char *key;
-		bool given;
-	} need[] = {{"hidden_size", c->v_hidden_size > 0},
-	            {"intermediate_size", c->v_intermediate_size > 0},
-	            {"num_hidden_layers", c->v_num_layers > 0},
-	            {"num_attention_heads", c->v_num_attn_heads > 0},
-	            {"image_size", c->v_image_size > 0},
-	            {"patch_size", c->v_patch_given}};
-	for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++)
-		if (!need[k].given)
-			return wt_seterr(err, WT_ECORRUPT,
-			                 "config.json: %s needs vision_config.%s (the remote "
-			                 "PaddleOCRVisionConfig's default and transformers 5's "
-			                 "differ): give the release's value",
-			                 c->architecture, need[k].key);
-	if (c->v_spatial_merge_size != 2)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: vision_config.spatial_merge_size %" PRId64
-		                 ": vLLM's PaddleOCR-VL projector (mlp_AR) merges 2 x 2 patches "
-		                 "whatever it says (merge_kernel_size (2, 2)); give 2",
-		                 c->v_spatial_merge_size);
 	if (c->use_bias)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
@@ -87,8 +61,10 @@ static int paddleocr_vl_check(const ckpt_config *c, wt_errbuf *err)
 		    "language model as LlamaForCausalLM, which reads attention_bias / "
 		    "mlp_bias, not use_bias, and skips the q/k/v / o_proj / MLP biases; "
 		    "PaddleOCR-VL's release sets false");
-	sm_vis_geom g;
-	return shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err);
+	return shardmap_vision_mlp_ar_check(c,
+	                                    "the remote PaddleOCRVisionConfig's default and "
+	                                    "transformers 5's differ",
+	                                    "PaddleOCR-VL", err);
 }
 
 /* SiglipVisionModel's mapper drops a name holding any of these (orig_to_new_substr to None):

@@ -484,6 +484,13 @@ bool shardmap_siglip_tower_float(const ckpt_config *c, const char *cn);
 int shardmap_vision_need(const ckpt_config *c, const sm_vis_class *k, wt_errbuf *err);
 int shardmap_vision_geom(const ckpt_config *c, const sm_vis_class *k, sm_vis_geom *g,
                          wt_errbuf *err);
+/* family_vision.c. A SigLIP tower with the mlp_AR projector (Keye-VL, PaddleOCR-VL): a
+ * vision_config with its six sizes given (`whose`: why no class default is assumed, e.g. "the
+ * remote KeyeVisionConfig's default is not assumed here"), spatial_merge_size 2 (`proj`: the
+ * projector's model, whose mlp_AR merges 2 x 2 whatever the config says), the heads dividing
+ * the width and a patch grid (shardmap_vision_geom). */
+int shardmap_vision_mlp_ar_check(const ckpt_config *c, const char *whose, const char *proj,
+                                 wt_errbuf *err);
 /* A composite config's language model: a text_config object (its sizes are read from it,
  * not from the top level: WT_ECORRUPT, `missing` or NULL saying more) of model type `type`
  * (WT_EUNSUPPORTED otherwise, `why` naming what vLLM builds). family_vision.c. */

@@ -165,3 +165,34 @@ int shardmap_vision_shuffle(const ckpt_config *c, const sm_vis_geom *g, const ch
 	                 "into one; give a %s dividing %" PRId64 "%s",
 	                 key, f, side, g->img, g->patch, who, key, key, key, side, tail);
 }
+
+int shardmap_vision_mlp_ar_check(const ckpt_config *c, const char *whose, const char *proj,
+                                 wt_errbuf *err)
+{
+	int rv;
+	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
+		return rv;
+	const struct {
+		const char *key;
+		bool given;
+	} need[] = {{"hidden_size", c->v_hidden_size > 0},
+	            {"intermediate_size", c->v_intermediate_size > 0},
+	            {"num_hidden_layers", c->v_num_layers > 0},
+	            {"num_attention_heads", c->v_num_attn_heads > 0},
+	            {"image_size", c->v_image_size > 0},
+	            {"patch_size", c->v_patch_given}};
+	for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++)
+		if (!need[k].given)
+			return wt_seterr(err, WT_ECORRUPT,
+			                 "config.json: %s needs vision_config.%s (%s): give the "
+			                 "release's value",
+			                 c->architecture, need[k].key, whose);
+	if (c->v_spatial_merge_size != 2)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: vision_config.spatial_merge_size %" PRId64
+		                 ": vLLM's %s projector (mlp_AR) merges 2 x 2 patches whatever it "
+		                 "says (merge_kernel_size (2, 2)); give 2",
+		                 c->v_spatial_merge_size, proj);
+	sm_vis_geom g;
+	return shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err);
+}
