@@ -21,6 +21,7 @@
 #define SEED 0x0D07ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_same_lm.h"
 #include "test_shardmap_swiglu_vit.h"
 
 /* the LM: hid 128, H 8, KV 2, d 16, I 192, V 1000 (padded 1024), 2 layers; the tower: width 64,
@@ -212,22 +213,9 @@ static void same_lm_at(const wt_layout *l)
 	fx_open_l(&a, dots_model(2, O_ALL), cfg8, l, true);
 	fx_open_l(&b, text_model(), cfg_text, l, true);
 	assert_string_equal(shardmap_family(b.p), "qwen2");
-	for (uint32_t r = 0; r < l->tp_size; r++) {
-		size_t na = shardmap_rank_n_tensors(a.p, r), nb = shardmap_rank_n_tensors(b.p, r);
-		size_t lm = 0;
-		for (size_t i = 0; i < na; i++)
-			lm += strncmp(shardmap_rank_tensor(a.p, r, i)->name, VT, strlen(VT)) != 0;
-		assert_int_equal(lm, nb);
-		for (size_t i = 0; i < nb; i++) {
-			const sm_out_info *u = shardmap_rank_tensor(b.p, r, i),
-			                  *t = info(&a, r, u->name);
-			assert_int_equal(t->dtype, u->dtype);
-			assert_int_equal(t->nbytes, u->nbytes);
-			if (memcmp(b.pr->b[r][i], out_bytes(&a, r, u->name), u->nbytes) != 0)
-				fail_msg("rank %u '%s' differs from the qwen2 family's", r,
-				         u->name);
-		}
-	}
+	static const char *const not_lm[] = {VT, NULL};
+	for (uint32_t r = 0; r < l->tp_size; r++)
+		fx_same_rank_but(&a, &b, r, not_lm, "qwen2");
 	fx_close(&a);
 	fx_close(&b);
 }

@@ -23,6 +23,7 @@
 #define SEED 0x5eed0047ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_same_lm.h"
 
 /* LM: hid 128, H 8, KV 2, head 16, I 192, V 1000, 2 layers; tower: VE 64, 4 heads, VI 96,
  * 2 blocks, image 28 / patch 14 (a 2 x 2 grid: 5 positions) */
@@ -160,24 +161,8 @@ static void vqkv_rows(const fx *f, uint32_t r, uint32_t T, const char *name)
 }
 
 /* TP 2 and TP 4 (one vision head a rank) by hand; every tensor outside transformer.vision. the
- * chatglm family's rank of the same language model byte for byte (same_lm). */
-static void same_lm(const fx *a, const fx *b, uint32_t r)
-{
-	size_t na = shardmap_rank_n_tensors(a->p, r), n = 0;
-	for (size_t i = 0; i < na; i++) {
-		const sm_out_info *t = shardmap_rank_tensor(a->p, r, i);
-		if (strncmp(t->name, V, strlen(V)) == 0)
-			continue;
-		n++;
-		const sm_out_info *u = info(b, r, t->name);
-		assert_int_equal(t->nbytes, u->nbytes);
-		assert_int_equal(t->dtype, u->dtype);
-		assert_int_equal(t->ndim, u->ndim);
-		if (memcmp(a->pr->b[r][i], out_bytes(b, r, t->name), t->nbytes) != 0)
-			fail_msg("rank %u '%s' differs from the chatglm family's", r, t->name);
-	}
-	assert_int_equal(n, shardmap_rank_n_tensors(b->p, r));
-}
+ * chatglm family's rank of the same language model byte for byte (not_lm left out). */
+static const char *const not_lm[] = {V, NULL};
 
 static void test_gv_slices(void **state)
 {
@@ -205,7 +190,7 @@ static void test_gv_slices(void **state)
 			rows_at(&f, r, MRG, I / T, UP, I / T * r, I / T);
 			assert_true(tm_ix(f.p, r, GATE) < 0 && tm_ix(f.p, r, UP) < 0);
 			cols_of(&f, r, T, D4H, D4H, HID, I);
-			same_lm(&f, &g, r);
+			fx_same_rank_but(&f, &g, r, not_lm, "chatglm");
 		}
 		fx_close(&g);
 		fx_close(&f);

@@ -23,6 +23,7 @@
 #define SEED 0x5eed03e1ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_same_lm.h"
 #include "test_shardmap_quant.h"
 
 /* The language model: hid 128, H 8 of head_dim 16, share_q_dim 64, dense I 96, 4 experts of Ie
@@ -216,30 +217,16 @@ static void test_s3v_slices(void **state)
 	}
 }
 
-/* Every output of the text model's rank r is the Step3-VL rank's of the same name, byte for
- * byte; the rest of the Step3-VL rank is vision_model.* / vit_*. */
+/* Every output of the Step3-VL rank but vision_model.* / vit_* is the text model's rank's of
+ * the same name, byte for byte, and the text model's rank has no other. */
 static void same_lm(tm_model *m, const char *cfg, uint32_t T, uint32_t P)
 {
 	fx a, t;
 	fx_open(&a, m, cfg, T, P, 0, true);
 	fx_open(&t, tm_text(), TXT_CFG, T, P, 0, true);
-	for (uint32_t r = 0; r < T * P; r++) {
-		size_t nt = shardmap_rank_n_tensors(t.p, r), na = shardmap_rank_n_tensors(a.p, r);
-		for (size_t i = 0; i < nt; i++) {
-			const sm_out_info *u = shardmap_rank_tensor(t.p, r, i);
-			const sm_out_info *v = info(&a, r, u->name);
-			assert_int_equal(u->dtype, v->dtype);
-			assert_int_equal(u->nbytes, v->nbytes);
-			if (memcmp(t.pr->b[r][i], out_bytes(&a, r, u->name), u->nbytes) != 0)
-				fail_msg("rank %u '%s' differs from step3_text's", r, u->name);
-		}
-		size_t vis = 0;
-		for (size_t i = 0; i < na; i++) {
-			const char *n = shardmap_rank_tensor(a.p, r, i)->name;
-			vis += strncmp(n, VT, strlen(VT)) == 0 || strncmp(n, "vit_", 4) == 0;
-		}
-		assert_int_equal(na, nt + vis);
-	}
+	static const char *const not_lm[] = {VT, "vit_", NULL};
+	for (uint32_t r = 0; r < T * P; r++)
+		fx_same_rank_but(&a, &t, r, not_lm, "step3_text");
 	fx_close(&a);
 	fx_close(&t);
 }

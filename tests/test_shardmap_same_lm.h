@@ -1,0 +1,41 @@
+/*
+ * test_shardmap_same_lm.h — a multimodal family's language model against the text family it
+ * reuses, shared by the planner tests of Keye-VL, PaddleOCR-VL, GLM-4V, dots.ocr and Step3-VL:
+ * every output of a rank outside the vision and projector prefixes is the text family's rank's
+ * tensor of the same name (dtype, rank of shape, bytes), and the text family's rank has no
+ * other.
+ */
+#ifndef WT_TEST_SHARDMAP_SAME_LM_H
+#define WT_TEST_SHARDMAP_SAME_LM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "test_shardmap_fx.h"
+
+/* Rank r of a (the multimodal plan) against rank r of b (the text family `what`'s plan of the
+ * same weights); a's outputs under any of skip (NULL-terminated name prefixes) are left out. */
+static __attribute__((unused)) void fx_same_rank_but(const fx *a, const fx *b, uint32_t r,
+                                                     const char *const *skip, const char *what)
+{
+	size_t na = shardmap_rank_n_tensors(a->p, r), nb = 0;
+	for (size_t i = 0; i < na; i++) {
+		const sm_out_info *t = shardmap_rank_tensor(a->p, r, i);
+		bool other = false;
+		for (const char *const *s = skip; *s != NULL && !other; s++)
+			other = strncmp(t->name, *s, strlen(*s)) == 0;
+		if (other)
+			continue;
+		nb++;
+		const sm_out_info *u = info(b, r, t->name);
+		assert_int_equal(t->ndim, u->ndim);
+		assert_int_equal(t->nbytes, u->nbytes);
+		assert_int_equal(t->dtype, u->dtype);
+		if (memcmp(a->pr->b[r][i], out_bytes(b, r, t->name), t->nbytes) != 0)
+			fail_msg("rank %u '%s' differs from the %s family's", r, t->name, what);
+	}
+	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
+}
+
+#endif
