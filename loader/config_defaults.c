@@ -474,6 +474,8 @@ static const struct {
     CLASS("minicpmv:qwen3", qwen3_defaults),
     /* dots.ocr's top level (DotsOCRConfig subclasses Qwen2Config): Qwen2Config's */
     CLASS("dots_ocr", onevision_qwen2_defaults),
+    /* Isaac's top level (vLLM's IsaacConfig subclasses Qwen3Config): Qwen3Config's */
+    CLASS("isaac", qwen3_defaults),
 };
 
 /* The class defaults of the language model whose model_type is mt, or NULL. */

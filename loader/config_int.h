@@ -242,6 +242,10 @@ bool config_is_lfm2_vl(json_t *root);
 bool config_is_blip2(json_t *root);
 int config_parse_blip2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_parse_lfm2_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root an Isaac config (model_type isaac)? Its vision_config v (NULL, null or an object)
+ * with PixelShuffleSiglip2VisionConfig's defaults (config_isaac.c). */
+bool config_is_isaac(json_t *root);
+int config_parse_isaac(json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Is root an Mllama config (model_type mllama)? Its vision_config v (NULL or null when absent:
  * MllamaVisionConfig's defaults) into c's v_* / ml_* fields, text_config's
  * cross_attention_layers into full_attn_idxs and its model_type (config_mllama.c). */
