@@ -315,6 +315,16 @@ static const class_default paddleocr_vl_defaults[] = {
     {"head_dim", false, 128},
 };
 
+/* HunYuan-VL's top level (model_type hunyuan_vl): vLLM's HunYuanVLTextConfig (built of the
+ * top-level keys when there is no text_config). use_qk_norm is no key of it: vLLM's
+ * hunyuan_v1.py reads it with getattr(..., False), the loader's own default. */
+static const class_default hunyuan_vl_defaults[] = {
+    {"vocab_size", false, 290943},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -344,6 +354,7 @@ static const struct {
     CLASS("medusa", medusa_defaults),
     CLASS("mlp_speculator", mlp_speculator_defaults),
     CLASS("paddleocr_vl", paddleocr_vl_defaults),
+    CLASS("hunyuan_vl", hunyuan_vl_defaults),
 };
 
 const class_default *config_class_defaults_more(const char *mt, size_t *n)

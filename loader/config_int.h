@@ -209,6 +209,11 @@ int config_parse_dots_ocr(json_t *v, struct ckpt_config *c, wt_errbuf *err);
  * PaddleOCRVLConfig and transformers 5's disagree on, required (config_paddleocr_vl.c). */
 bool config_is_paddleocr_vl(json_t *root);
 int config_parse_paddleocr_vl(json_t *root, wt_errbuf *err);
+/* Is root a HunYuan-VL config (model_type hunyuan_vl)? HunYuanVLVisionConfig's defaults for
+ * vision_config's absent keys, the position rows and the merger's 4 x width
+ * (config_hunyuan_vl.c). */
+bool config_is_hunyuan_vl(json_t *root);
+int config_parse_hunyuan_vl(json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);

@@ -104,6 +104,8 @@ static int parse_vision_top(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *
 		rv = config_parse_paddleocr_vl(root, err);
 	if (rv == WT_OK && config_is_glm4v_old(root)) /* EVA2CLIP's keys, no defaults */
 		rv = config_parse_glm4v_old(root, v, c, err);
+	if (rv == WT_OK && config_is_hunyuan_vl(root))
+		rv = config_parse_hunyuan_vl(v, c, err);
 	return rv;
 }
 

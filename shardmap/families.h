@@ -66,6 +66,7 @@ extern const sm_family shardmap_family_exaone4;
 extern const sm_family shardmap_family_granitemoehybrid;
 extern const sm_family shardmap_family_hunyuan_v1_dense;
 extern const sm_family shardmap_family_hunyuan_moe;
+extern const sm_family shardmap_family_hunyuan_vl;
 extern const sm_family shardmap_family_bamba;
 extern const sm_family shardmap_family_nemotron;
 extern const sm_family shardmap_family_jais2;

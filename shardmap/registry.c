@@ -60,6 +60,7 @@ static const sm_family *const families[] = {
     &shardmap_family_granitemoehybrid,
     &shardmap_family_hunyuan_v1_dense,
     &shardmap_family_hunyuan_moe,
+    &shardmap_family_hunyuan_vl,
     &shardmap_family_bamba,
     &shardmap_family_nemotron,
     &shardmap_family_jais2,
