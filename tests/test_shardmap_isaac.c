@@ -22,6 +22,7 @@
 #define SEED 0x69736163ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_same_lm.h"
 
 /* the LM (Qwen3): hid 128, H 8, KV 2, d 16, I 192, V 1000 (padded 1024), 2 layers; the tower:
  * width 64, 8 heads of 8, MLP 128 (96: SiglipMLP unquantized), 4 positions, patch 2 (12
@@ -168,24 +169,7 @@ static void test_is_slices(void **state)
 
 /* Every rank's outputs outside model.vision_embedding.* equal byte for byte the qwen3
  * family's ranks of the same weights as a Qwen3ForCausalLM checkpoint, no more, no fewer. */
-static void same_lm_rank(const fx *a, const fx *b, uint32_t r)
-{
-	static const char ve[] = "model.vision_embedding.";
-	size_t na = shardmap_rank_n_tensors(a->p, r), nb = 0;
-	for (size_t i = 0; i < na; i++) {
-		const sm_out_info *t = shardmap_rank_tensor(a->p, r, i);
-		if (strncmp(t->name, ve, strlen(ve)) == 0)
-			continue;
-		nb++;
-		const sm_out_info *u = info(b, r, t->name);
-		assert_int_equal(t->ndim, u->ndim);
-		assert_int_equal(t->nbytes, u->nbytes);
-		assert_int_equal(t->dtype, u->dtype);
-		if (memcmp(a->pr->b[r][i], out_bytes(b, r, t->name), t->nbytes) != 0)
-			fail_msg("rank %u '%s' differs", r, t->name);
-	}
-	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
-}
+static const char *const not_lm[] = {"model.vision_embedding.", NULL};
 
 /* TP 1 / 2 / 4 / 8, int8-channel TP 2, fp8-channel TP 4. */
 static void test_is_same_lm(void **state)
@@ -206,7 +190,7 @@ static void test_is_same_lm(void **state)
 		fx_open_l(&b, text_model(), text_cfg, &l, true);
 		assert_string_equal(shardmap_family(b.p), "qwen3");
 		for (uint32_t r = 0; r < l.tp_size; r++)
-			same_lm_rank(&a, &b, r);
+			fx_same_rank_but(&a, &b, r, not_lm, "qwen3");
 		fx_close(&a);
 		fx_close(&b);
 	}

@@ -1,9 +1,9 @@
 /*
  * test_shardmap_same_lm.h — a multimodal family's language model against the text family it
- * reuses, shared by the planner tests of Keye-VL, PaddleOCR-VL, GLM-4V, dots.ocr and Step3-VL:
- * every output of a rank outside the vision and projector prefixes is the text family's rank's
- * tensor of the same name (dtype, rank of shape, bytes), and the text family's rank has no
- * other.
+ * reuses, shared by the planner tests of Keye-VL, PaddleOCR-VL, GLM-4V, dots.ocr, Step3-VL,
+ * Isaac and HunYuan-VL: every output of a rank outside the vision and projector prefixes is the
+ * text family's rank's tensor of the same name (dtype, rank of shape, bytes), and the text
+ * family's rank has no other.
  */
 #ifndef WT_TEST_SHARDMAP_SAME_LM_H
 #define WT_TEST_SHARDMAP_SAME_LM_H
