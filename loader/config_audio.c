@@ -25,6 +25,8 @@ int config_parse_audio(json_t *root, ckpt_config *c, wt_errbuf *err)
 		return config_parse_granite_speech(root, c, err);
 	if (config_is_voxtral(root))
 		return config_parse_voxtral(root, c, err);
+	if (config_is_glmasr(root))
+		return config_parse_glmasr(root, c, err);
 	if (config_is_audioflamingo3(root))
 		return config_parse_audioflamingo3(root, c, err);
 	if (config_is_ultravox(root))

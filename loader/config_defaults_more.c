@@ -315,6 +315,21 @@ static const class_default paddleocr_vl_defaults[] = {
     {"head_dim", false, 128},
 };
 
+/* LlamaConfig's (transformers) under GlmAsrConfig's _default_text_config_kwargs, for
+ * GLM-ASR's llama text_config (GLM-ASR-Nano-2512's dims; head_dim hidden_size / heads; untied:
+ * LlamaConfig's false) */
+static const class_default glmasr_llama_defaults[] = {
+    {"vocab_size", false, 59264},
+    {"hidden_size", false, 2048},
+    {"intermediate_size", false, 6144},
+    {"num_hidden_layers", false, 28},
+    {"num_attention_heads", false, 16},
+    {"num_key_value_heads", false, 4},
+    {"max_position_embeddings", false, 8192},
+    {"rms_norm_eps", true, 1e-5},
+    {"rope_theta", true, 10000.0},
+};
+
 /* HunYuan-VL's top level (model_type hunyuan_vl): vLLM's HunYuanVLTextConfig (built of the
  * top-level keys when there is no text_config). use_qk_norm is no key of it: vLLM's
  * hunyuan_v1.py reads it with getattr(..., False), the loader's own default. */
@@ -355,6 +370,7 @@ static const struct {
     CLASS("mlp_speculator", mlp_speculator_defaults),
     CLASS("paddleocr_vl", paddleocr_vl_defaults),
     CLASS("hunyuan_vl", hunyuan_vl_defaults),
+    CLASS("glmasr:llama", glmasr_llama_defaults),
 };
 
 const class_default *config_class_defaults_more(const char *mt, size_t *n)

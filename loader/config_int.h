@@ -133,6 +133,11 @@ int config_parse_granite_speech(json_t *root, struct ckpt_config *c, wt_errbuf *
  * config_parse_audio). */
 bool config_is_voxtral(json_t *root);
 int config_parse_voxtral(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a GLM-ASR config (model_type glmasr)? Its audio_config (GlmAsrEncoderConfig's
+ * defaults; grouped-query encoders refused) and text_config's model_type (llama when it has
+ * none; config_glmasr.c, called by config_parse_audio). */
+bool config_is_glmasr(json_t *root);
+int config_parse_glmasr(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root an Audio Flamingo 3 config (model_type audioflamingo3)? Its audio_config
  * (AudioFlamingo3EncoderConfig's defaults; the attribute_map aliases read when the canonical key
  * is absent), projector_bias and text_config's model_type (qwen2 when it has none;

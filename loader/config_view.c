@@ -122,6 +122,12 @@ static bool lm_class_wrapped(json_t *root, const char *tmt, const char **out)
 		tmt = tmt != NULL ? tmt : "llama";
 		return set_class(out, strcmp(tmt, "llama") == 0 ? "voxtral:llama" : tmt);
 	}
+	if (config_is_glmasr(root)) {
+		/* GlmAsrConfig builds text_config by its model_type (llama when it has none)
+		 * from _default_text_config_kwargs over that class's defaults */
+		tmt = tmt != NULL ? tmt : "llama";
+		return set_class(out, strcmp(tmt, "llama") == 0 ? "glmasr:llama" : tmt);
+	}
 	if (config_is_ultravox(root)) /* UltravoxConfig: llama when it has none */
 		return set_class(out, config_ultravox_class(tmt));
 	return false;
@@ -242,6 +248,7 @@ static const char *const tie_by_text[] = {
     "blip-2",
     "aria",
     "voxtral",
+    "glmasr",
     "mllama",
     "qwen2_5_omni",
     "qwen3_omni_moe",

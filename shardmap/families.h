@@ -125,6 +125,7 @@ extern const sm_family shardmap_family_modernbert_cls;
 extern const sm_family shardmap_family_granite_speech;
 extern const sm_family shardmap_family_aria;
 extern const sm_family shardmap_family_voxtral;
+extern const sm_family shardmap_family_glmasr;
 extern const sm_family shardmap_family_audioflamingo3;
 extern const sm_family shardmap_family_ultravox; /* family_ultravox.c */
 extern const sm_family shardmap_family_mllama;

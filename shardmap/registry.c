@@ -123,6 +123,7 @@ static const sm_family *const families[] = {
     &shardmap_family_blip2,
     &shardmap_family_aria,
     &shardmap_family_voxtral,
+    &shardmap_family_glmasr,
     &shardmap_family_audioflamingo3,
     &shardmap_family_ultravox,
     &shardmap_family_mllama,
