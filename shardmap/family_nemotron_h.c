@@ -63,7 +63,7 @@ const char *shardmap_nemotron_h_why(const sm_family *f, const ckpt_config *c, ui
 {
 	bool mixer = cond == SM_C_LINATT || cond == SM_C_MCONVB || cond == SM_C_MPROJB;
 	bool moe = cond == SM_C_MOE || cond == SM_C_SHARED;
-	if (f != &shardmap_family_nemotron_h ||
+	if ((f != &shardmap_family_nemotron_h && f != &shardmap_family_nano_vl) ||
 	    (!mixer && !moe && cond != SM_C_NHATT && cond != SM_C_NHMLP && cond != SM_C_NHMLPB))
 		return NULL;
 	if (shardmap_nemotron_h_moe(c, i) && cond == SM_C_SHARED)
