@@ -219,6 +219,10 @@ int config_parse_paddleocr_vl(json_t *root, wt_errbuf *err);
  * (config_hunyuan_vl.c). */
 bool config_is_hunyuan_vl(json_t *root);
 int config_parse_hunyuan_vl(json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a Nemotron Nano VL v2 config (model_type NemotronH_Nano_VL_V2)? Its vision_config v
+ * (RADIO: args.model's sizes) and the top level's mlp1 sizes (config_nano_vl.c). */
+bool config_is_nano_vl(json_t *root);
+int config_parse_nano_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Fuyu config (model_type fuyu)? Its top-level patch_size / num_channels /
  * hidden_size (vision_embed_tokens') and text_config's model_type (config_fuyu.c). */
 bool config_is_fuyu(json_t *root);

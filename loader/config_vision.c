@@ -149,6 +149,8 @@ static int parse_vision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 		return config_parse_kimi_vl(root, v, c, err);
 	if (config_is_isaac(root)) /* absent: PixelShuffleSiglip2VisionConfig's defaults */
 		return config_parse_isaac(v, c, err);
+	if (config_is_nano_vl(root)) /* RADIO: args.model's sizes, mlp1's top-level keys */
+		return config_parse_nano_vl(root, v, c, err);
 	int rv = config_is_aria(root) ? config_parse_aria(root, c, err) : WT_OK;
 	if (rv != WT_OK || v == NULL || json_is_null(v))
 		return rv; /* Aria without one: Idefics3VisionConfig's defaults (the planner's) */

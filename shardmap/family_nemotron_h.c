@@ -30,43 +30,9 @@
 #include <inttypes.h>
 
 #include "shardmap/families.h"
-#include "shardmap/family_rules.h"
+#include "shardmap/family_nemotron_h.h"
 
-#define NH_MIX "backbone.layers.{i}.mixer."
-
-#define NH_QKV(x, part, d)                                                                         \
-	SM_RULE(NH_MIX x "_proj.weight", NH_MIX "qkv_proj.weight", SM_K_QKV, part, SM_U_HEADS,     \
-	        SM_C_NHATT, SM_F_QUANT, 2, d, SM_D_HID)
-
-static const sm_rule nemotron_h_rules[] = {
-    SM_RULES_BACKBONE,
-    SM_RULES_MIXER2_C(NH_MIX, SM_C_LINATT, SM_C_MCONVB, SM_C_MPROJB, SM_C_LINATT),
-    NH_QKV("q", 0, SM_D_Q),
-    NH_QKV("k", 1, SM_D_KV),
-    NH_QKV("v", 2, SM_D_KV),
-    SM_RULE(NH_MIX "o_proj.weight", NH_MIX "o_proj.weight", SM_K_COLS, 0, SM_U_HEADS, SM_C_NHATT,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_Q),
-    SM_RULE(NH_MIX "up_proj.weight", NH_MIX "up_proj.weight", SM_K_ROWS, 0, SM_U_I, SM_C_NHMLP,
-            SM_F_QUANT, 2, SM_D_I, SM_D_HID),
-    SM_RULE(NH_MIX "up_proj.bias", NH_MIX "up_proj.bias", SM_K_ROWS, 0, SM_U_I, SM_C_NHMLPB, 0, 1,
-            SM_D_I, SM_D_ANY),
-    SM_RULE(NH_MIX "down_proj.weight", NH_MIX "down_proj.weight", SM_K_COLS, 0, SM_U_I, SM_C_NHMLP,
-            SM_F_QUANT, 2, SM_D_HID, SM_D_I),
-    SM_RULE(NH_MIX "down_proj.bias", NH_MIX "down_proj.bias", SM_K_REPL, 0, SM_U_NONE, SM_C_NHMLPB,
-            0, 1, SM_D_HID, SM_D_ANY),
-    SM_RULE(NH_MIX "gate.weight", NH_MIX "gate.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_MOE, 0, 2,
-            SM_D_E, SM_D_HID),
-    SM_RULE(NH_MIX "gate.e_score_correction_bias", NH_MIX "gate.e_score_correction_bias", SM_K_REPL,
-            0, SM_U_NONE, SM_C_MOE, 0, 1, SM_D_E, SM_D_ANY),
-    SM_RULE(NH_MIX "experts.{j}.up_proj.weight", NH_MIX "experts.w13_weight", SM_K_EXP1, 0, SM_U_IE,
-            SM_C_MOE, SM_F_QUANT, 2, SM_D_IE, SM_D_HID),
-    SM_RULE(NH_MIX "experts.{j}.down_proj.weight", NH_MIX "experts.w2_weight", SM_K_EXP2, 0,
-            SM_U_IE, SM_C_MOE, SM_F_QUANT, 2, SM_D_HID, SM_D_IE),
-    SM_RULE(NH_MIX "shared_experts.up_proj.weight", NH_MIX "shared_experts.up_proj.weight",
-            SM_K_ROWS, 0, SM_U_ISH, SM_C_SHARED, SM_F_QUANT, 2, SM_D_ISH, SM_D_HID),
-    SM_RULE(NH_MIX "shared_experts.down_proj.weight", NH_MIX "shared_experts.down_proj.weight",
-            SM_K_COLS, 0, SM_U_ISH, SM_C_SHARED, SM_F_QUANT, 2, SM_D_HID, SM_D_ISH),
-};
+static const sm_rule nemotron_h_rules[] = {SM_RULES_NEMOTRON_H};
 
 /* Layer i's kind (the loader's layer_types from hybrid_override_pattern). */
 static bool nh_is(const ckpt_config *c, int64_t i, uint8_t kind)
@@ -75,12 +41,12 @@ static bool nh_is(const ckpt_config *c, int64_t i, uint8_t kind)
 	       c->layer_types[i] == kind;
 }
 
-static bool nh_mamba(const ckpt_config *c, int64_t i)
+bool shardmap_nemotron_h_mamba(const ckpt_config *c, int64_t i)
 {
 	return nh_is(c, i, CKPT_LAYER_MAMBA);
 }
 
-static bool nh_moe(const ckpt_config *c, int64_t i)
+bool shardmap_nemotron_h_moe(const ckpt_config *c, int64_t i)
 {
 	return nh_is(c, i, CKPT_LAYER_MOE);
 }
@@ -97,10 +63,10 @@ const char *shardmap_nemotron_h_why(const sm_family *f, const ckpt_config *c, ui
 {
 	bool mixer = cond == SM_C_LINATT || cond == SM_C_MCONVB || cond == SM_C_MPROJB;
 	bool moe = cond == SM_C_MOE || cond == SM_C_SHARED;
-	if (f != &shardmap_family_nemotron_h ||
+	if ((f != &shardmap_family_nemotron_h && f != &shardmap_family_nano_vl) ||
 	    (!mixer && !moe && cond != SM_C_NHATT && cond != SM_C_NHMLP && cond != SM_C_NHMLPB))
 		return NULL;
-	if (nh_moe(c, i) && cond == SM_C_SHARED)
+	if (shardmap_nemotron_h_moe(c, i) && cond == SM_C_SHARED)
 		return "without shared experts (n_shared_experts is 0 or null)";
 	if (nh_is(c, i, CKPT_LAYER_MAMBA) && mixer)
 		return cond == SM_C_MCONVB ? "without a conv1d bias (use_conv_bias is false)"
@@ -111,14 +77,14 @@ const char *shardmap_nemotron_h_why(const sm_family *f, const ckpt_config *c, ui
 	return nh_is(c, i, CKPT_LAYER_MAMBA) ? "a Mamba2 layer (\"M\" in hybrid_override_pattern)"
 	       : nh_is(c, i, CKPT_LAYER_ATTN)
 	           ? "an attention layer (\"*\" in hybrid_override_pattern)"
-	       : nh_moe(c, i) ? "a MoE layer (\"E\" in hybrid_override_pattern)"
-	                      : "an MLP layer (\"-\" in hybrid_override_pattern)";
+	       : shardmap_nemotron_h_moe(c, i) ? "a MoE layer (\"E\" in hybrid_override_pattern)"
+	                                       : "an MLP layer (\"-\" in hybrid_override_pattern)";
 }
 
 /* The loader checked the pattern against num_hidden_layers; MoE layers need routed experts;
  * the Mamba2 mixer's rules (whole groups of heads; its width is mamba_num_heads *
  * mamba_head_dim, mamba_d_ssm). */
-static int nh_check(const ckpt_config *c, wt_errbuf *err)
+int shardmap_nemotron_h_check(const ckpt_config *c, wt_errbuf *err)
 {
 	if (!c->has_layer_types || (int64_t)c->n_layer_types != c->num_hidden_layers)
 		return wt_seterr(err, WT_ECORRUPT,
@@ -126,13 +92,14 @@ static int nh_check(const ckpt_config *c, wt_errbuf *err)
 		                 "but num_hidden_layers is %" PRId64 "; give one per layer",
 		                 c->n_layer_types, c->num_hidden_layers);
 	for (int64_t i = 0; i < c->num_hidden_layers; i++)
-		if (nh_moe(c, i) && (c->num_experts < 1 || c->moe_intermediate_size < 1))
+		if (shardmap_nemotron_h_moe(c, i) &&
+		    (c->num_experts < 1 || c->moe_intermediate_size < 1))
 			return wt_seterr(err, WT_ECORRUPT,
 			                 "config.json: Nemotron-H's layer %" PRId64
 			                 " is a MoE layer (\"E\") but n_routed_experts (%" PRId64
 			                 ") or moe_intermediate_size (%" PRId64 ") is not >= 1",
 			                 i, c->num_experts, c->moe_intermediate_size);
-	return shardmap_mamba2_mixers_check(c, "Nemotron-H", nh_mamba, err);
+	return shardmap_mamba2_mixers_check(c, "Nemotron-H", shardmap_nemotron_h_mamba, err);
 }
 
 static const char *const nemotron_h_archs[] = {"NemotronHForCausalLM", NULL};
@@ -144,9 +111,9 @@ const sm_family shardmap_family_nemotron_h = {
     .rules = nemotron_h_rules,
     .n_rules = SM_NRULES(nemotron_h_rules),
     .layer_prefix = "backbone.layers.",
-    .layer_is_moe = nh_moe,
-    .check = nh_check,
-    .layer_is_linear = nh_mamba,
+    .layer_is_moe = shardmap_nemotron_h_moe,
+    .check = shardmap_nemotron_h_check,
+    .layer_is_linear = shardmap_nemotron_h_mamba,
     .linear_keys = "hybrid_override_pattern",
     .drop_prefix = "mtp.",
     .mamba = true,

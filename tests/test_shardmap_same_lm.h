@@ -1,9 +1,10 @@
 /*
  * test_shardmap_same_lm.h — a multimodal family's language model against the text family it
  * reuses, shared by the planner tests of Keye-VL, PaddleOCR-VL, GLM-4V, dots.ocr, Step3-VL,
- * Isaac and HunYuan-VL: every output of a rank outside the vision and projector prefixes is the
- * text family's rank's tensor of the same name (dtype, rank of shape, bytes), and the text
- * family's rank has no other.
+ * Isaac, HunYuan-VL and Nemotron Nano VL: every output of a rank outside the vision and
+ * projector prefixes is the text family's rank's tensor of the same name (less a prefix such
+ * as Nemotron Nano VL's language_model.; dtype, rank of shape, bytes), and the text family's
+ * rank has no other.
  */
 #ifndef WT_TEST_SHARDMAP_SAME_LM_H
 #define WT_TEST_SHARDMAP_SAME_LM_H
@@ -15,9 +16,12 @@
 #include "test_shardmap_fx.h"
 
 /* Rank r of a (the multimodal plan) against rank r of b (the text family `what`'s plan of the
- * same weights); a's outputs under any of skip (NULL-terminated name prefixes) are left out. */
-static __attribute__((unused)) void fx_same_rank_but(const fx *a, const fx *b, uint32_t r,
-                                                     const char *const *skip, const char *what)
+ * same weights); a's outputs under any of skip (NULL-terminated name prefixes) are left out, the
+ * others looked up in b without their prefix strip (Nemotron Nano VL's language_model.; "" for
+ * none). */
+static __attribute__((unused)) void fx_same_rank_strip(const fx *a, const fx *b, uint32_t r,
+                                                       const char *const *skip, const char *strip,
+                                                       const char *what)
 {
 	size_t na = shardmap_rank_n_tensors(a->p, r), nb = 0;
 	for (size_t i = 0; i < na; i++) {
@@ -28,14 +32,23 @@ static __attribute__((unused)) void fx_same_rank_but(const fx *a, const fx *b, u
 		if (other)
 			continue;
 		nb++;
-		const sm_out_info *u = info(b, r, t->name);
+		assert_true(strncmp(t->name, strip, strlen(strip)) == 0);
+		const char *bn = t->name + strlen(strip);
+		const sm_out_info *u = info(b, r, bn);
 		assert_int_equal(t->ndim, u->ndim);
 		assert_int_equal(t->nbytes, u->nbytes);
 		assert_int_equal(t->dtype, u->dtype);
-		if (memcmp(a->pr->b[r][i], out_bytes(b, r, t->name), t->nbytes) != 0)
+		if (memcmp(a->pr->b[r][i], out_bytes(b, r, bn), t->nbytes) != 0)
 			fail_msg("rank %u '%s' differs from the %s family's", r, t->name, what);
 	}
 	assert_int_equal(nb, shardmap_rank_n_tensors(b->p, r));
+}
+
+/* fx_same_rank_strip with the same names in both plans. */
+static __attribute__((unused)) void fx_same_rank_but(const fx *a, const fx *b, uint32_t r,
+                                                     const char *const *skip, const char *what)
+{
+	fx_same_rank_strip(a, b, r, skip, "", what);
 }
 
 #endif
