@@ -52,13 +52,8 @@ static int audioflamingo3_check(const ckpt_config *c, wt_errbuf *err)
 	                                 "vLLM's audioflamingo3.py builds Qwen2ForCausalLM", err);
 	if (rv != WT_OK)
 		return rv;
-	if (c->a_d_model % c->a_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: audio_config.num_attention_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64
-		                 " (Qwen2AudioAttention splits it into heads)",
-		                 c->a_heads, c->a_d_model);
-	return WT_OK;
+	return shardmap_audio_heads_check(c, "audio_config.num_attention_heads", "hidden_size",
+	                                  "Qwen2AudioAttention", err);
 }
 
 static const char *const audioflamingo3_archs[] = {"AudioFlamingo3ForConditionalGeneration", NULL};

@@ -93,13 +93,8 @@ static int glmasr_check(const ckpt_config *c, wt_errbuf *err)
 	    c, "llama", NULL, "GlmAsrConfig's default; vLLM builds LlamaForCausalLM", err);
 	if (rv != WT_OK)
 		return rv;
-	if (c->a_d_model % c->a_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: audio_config.num_attention_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64
-		                 " (GlmAsrEncoderAttention splits it into heads)",
-		                 c->a_heads, c->a_d_model);
-	return WT_OK;
+	return shardmap_audio_heads_check(c, "audio_config.num_attention_heads", "hidden_size",
+	                                  "GlmAsrEncoderAttention", err);
 }
 
 /* linear_1's rows and bias, linear_2's columns: 2 x text hidden_size. */

@@ -47,13 +47,8 @@ static int qwen2_audio_check(const ckpt_config *c, wt_errbuf *err)
 	                                 "vLLM's qwen2_audio.py builds Qwen2ForCausalLM", err);
 	if (rv != WT_OK)
 		return rv;
-	if (c->a_d_model % c->a_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: audio_config.encoder_attention_heads %" PRId64
-		                 " does not divide d_model %" PRId64
-		                 " (Qwen2AudioAttention splits it into heads)",
-		                 c->a_heads, c->a_d_model);
-	return WT_OK;
+	return shardmap_audio_heads_check(c, "audio_config.encoder_attention_heads", "d_model",
+	                                  "Qwen2AudioAttention", err);
 }
 
 static const char *const qwen2_audio_archs[] = {"Qwen2AudioForConditionalGeneration", NULL};

@@ -118,13 +118,8 @@ static int uv_check(const ckpt_config *c, wt_errbuf *err)
 		                 "config.json: %s needs model_type ultravox (UltravoxConfig: "
 		                 "text_config, audio_config, stack_factor, ...)",
 		                 c->architecture);
-	if (c->a_d_model % c->a_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: audio_config.encoder_attention_heads %" PRId64
-		                 " does not divide d_model %" PRId64
-		                 " (WhisperAttention splits it into heads)",
-		                 c->a_heads, c->a_d_model);
-	return WT_OK;
+	return shardmap_audio_heads_check(c, "audio_config.encoder_attention_heads", "d_model",
+	                                  "WhisperAttention", err);
 }
 
 static const sm_family uv_gemma3;

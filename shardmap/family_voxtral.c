@@ -57,13 +57,8 @@ static int voxtral_check(const ckpt_config *c, wt_errbuf *err)
 	    c, "llama", NULL, "VoxtralConfig's default; vLLM builds LlamaForCausalLM", err);
 	if (rv != WT_OK)
 		return rv;
-	if (c->a_d_model % c->a_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: audio_config.num_attention_heads %" PRId64
-		                 " does not divide hidden_size %" PRId64
-		                 " (the Whisper encoder splits it into heads)",
-		                 c->a_heads, c->a_d_model);
-	return WT_OK;
+	return shardmap_audio_heads_check(c, "audio_config.num_attention_heads", "hidden_size",
+	                                  "the Whisper encoder", err);
 }
 
 static const char *const voxtral_archs[] = {"VoxtralForConditionalGeneration", NULL};

@@ -64,6 +64,17 @@ static bool whisper_drop(const ckpt_config *cfg, const char *cn)
 	return strncmp(cn, "proj_out.", strlen("proj_out.")) == 0;
 }
 
+int shardmap_audio_heads_check(const ckpt_config *c, const char *heads, const char *width,
+                               const char *attn, wt_errbuf *err)
+{
+	if (c->a_d_model % c->a_heads == 0)
+		return WT_OK;
+	return wt_seterr(err, WT_ECORRUPT,
+	                 "config.json: %s %" PRId64 " does not divide %s %" PRId64
+	                 " (%s splits it into heads)",
+	                 heads, c->a_heads, width, c->a_d_model, attn);
+}
+
 /* vLLM ties proj_out to embed_tokens whatever the config says; heads that split their width
  * (WhisperAttention's own check, encoder and decoder). */
 static int whisper_check(const ckpt_config *c, wt_errbuf *err)
@@ -74,12 +85,10 @@ static int whisper_check(const ckpt_config *c, wt_errbuf *err)
 		    "config.json: tie_word_embeddings false: vLLM's whisper.py ties "
 		    "proj_out to model.decoder.embed_tokens and skips proj_out.weight; "
 		    "only a tied Whisper is supported (set it true, or remove the key)");
-	if (c->a_d_model % c->a_heads != 0)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: encoder_attention_heads %" PRId64
-		                 " does not divide d_model %" PRId64
-		                 " (WhisperAttention splits it into heads)",
-		                 c->a_heads, c->a_d_model);
+	int rv = shardmap_audio_heads_check(c, "encoder_attention_heads", "d_model",
+	                                    "WhisperAttention", err);
+	if (rv != WT_OK)
+		return rv;
 	if (c->hidden_size % c->num_attention_heads != 0)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: decoder_attention_heads %" PRId64

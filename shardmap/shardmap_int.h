@@ -393,6 +393,12 @@ int shardmap_mrope_check(const ckpt_config *c, const char *model, wt_errbuf *err
  * model's hidden_size (proj names the projection). WT_ECORRUPT. */
 int shardmap_omni_audio_check(const ckpt_config *c, const char *attn, const char *proj,
                               wt_errbuf *err);
+/* family_whisper.c: an audio encoder's heads split its width (the loader's a_heads /
+ * a_d_model): WT_ECORRUPT naming `heads` and `width` (their config keys, e.g.
+ * "audio_config.num_attention_heads", "hidden_size") and `attn` (the attention class that
+ * splits it). */
+int shardmap_audio_heads_check(const ckpt_config *c, const char *heads, const char *width,
+                               const char *attn, wt_errbuf *err);
 
 bool shardmap_moe_qwen(const ckpt_config *cfg, int64_t i);
 /* Glm4MoeDecoderLayer's selection (also GLM-4.5V's and dots.llm1's): MoE from
