@@ -160,6 +160,11 @@ $(BUILD)/obj/%.o: %.c $(PROTO_GEN)
 # test_shardmap_stablelm_epoch.c 529 ms at -O2, 229 at -Og (674 / 567 in the ASan build).
 $(BUILD)/obj/tests/test_%.o: CFLAGS_ALL += -Og
 
+# reference/math.c (the test oracle's linear, attention, norms) at -O2 in the sanitizer builds
+# too: at -O1 its loops are not vectorised, and ref_linear alone took 2.0 of an ASan
+# test_reference_olmo2's 5.7 CPU-s (0.3 of 1.35 in the plain build).
+$(BUILD)/obj/reference/math.o: CFLAGS_ALL += -O2
+
 # kernels/: vectorised loops, and float expressions evaluated exactly as written
 # (docs/format.md section 4.3 is byte-exact: no contraction into FMA, no fast-math).
 $(BUILD)/obj/kernels/%.o: CFLAGS_ALL += -O3 -ffp-contract=off -fno-trapping-math

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -655,9 +656,59 @@ static void test_qwen2_vl_config(void **state)
 	assert_int_equal(a.tied, b.tied);
 }
 
+/* ref_linear: y = x W^T + b exactly (small integers: every order of the sums gives the same
+ * float); under AddressSanitizer an operand shorter than its extent is reported before the
+ * loop, which runs unchecked (reference/math.c ref_extent): a child given x one float short
+ * dies with ASan's heap-buffer-overflow report. */
+static void test_linear(void **state)
+{
+	(void)state;
+	enum { T = 2, K = 5, N = 3 };
+	float x[T * K], w[N * K], b[N] = {1, -2, 3}, y[T * N];
+	for (int i = 0; i < T * K; i++)
+		x[i] = (float)(i % 4) - 1.0f;
+	for (int i = 0; i < N * K; i++)
+		w[i] = (float)(i % 3);
+	ref_linear(y, x, w, b, T, K, N);
+	for (int t = 0; t < T; t++)
+		for (int n = 0; n < N; n++) {
+			float e = b[n];
+			for (int k = 0; k < K; k++)
+				e += x[t * K + k] * w[n * K + k];
+			assert_true(y[t * N + n] == e);
+		}
+#if defined(__SANITIZE_ADDRESS__)
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		dup2(fds[1], 2);
+		float *shortx = malloc(sizeof(float) * (T * K - 1));
+		memcpy(shortx, x, sizeof(float) * (T * K - 1));
+		ref_linear(y, shortx, w, b, T, K, N);
+		free(shortx);
+		_exit(0); /* not reported: the test fails below */
+	}
+	close(fds[1]);
+	char out[8192];
+	size_t got = 0;
+	ssize_t r;
+	while (got + 1 < sizeof(out) && (r = read(fds[0], out + got, sizeof(out) - 1 - got)) > 0)
+		got += (size_t)r;
+	out[got] = '\0';
+	close(fds[0]);
+	int st = 0;
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_false(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_non_null(strstr(out, "heap-buffer-overflow"));
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_linear),
 	    cmocka_unit_test(test_llama_tp),
 	    cmocka_unit_test(test_qwen2_qwen3),
 	    cmocka_unit_test(test_qwen2_vl),
