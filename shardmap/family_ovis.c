@@ -39,38 +39,24 @@
 #include <string.h>
 
 #include "shardmap/families.h"
-#include "shardmap/family_rules.h"
+#include "shardmap/family_ovis.h"
 
 #undef SM_LAYER
 #define SM_LAYER "llm.model.layers.{i}."
 
 #define OV_VT "visual_tokenizer.backbone."
 #define OV_VB OV_VT "trunk.blocks.{i}."
-#define OV_H  "visual_tokenizer.head."
 #define OV_SV OV_VT "vision_model."
 
 /* A [VE] tensor of every block, whole on every rank, under condition c. */
 #define OV_VB_REPL(n, c)                                                                           \
 	SM_RULE(OV_VB n, OV_VB n, SM_K_REPL, 0, SM_U_NONE, c, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
-/* A tensor outside the blocks, whole on every rank, never quantized. */
-#define OV_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
 /* fc1 (part 0) / fc3 (part 1) into fc13 by rows: weight and (use_bias) bias. */
 #define OV_FC13(x, part)                                                                           \
 	SM_RULE(OV_VB "mlp." x ".weight", OV_VB "mlp.fc13.weight", SM_K_ROWS, part, SM_U_VI,       \
 	        SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VI, SM_D_VE),                             \
 	    SM_RULE(OV_VB "mlp." x ".bias", OV_VB "mlp.fc13.bias", SM_K_ROWS, part, SM_U_VI,       \
 	            SM_C_OVBIAS, SM_F_VIS, 1, SM_D_VI, SM_D_ANY)
-
-/* The language model under llm.: Qwen2's / Llama's rows. */
-#define OV_LM_RULES                                                                                \
-	SM_RULES_TOP_AT("llm."), SM_RULES_LNORM, SM_RULES_ATTN,                                    \
-	    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL)
-/* The visual tokenizer's head and the visual embedding table: whole, never quantized. */
-#define OV_HEAD_RULES                                                                              \
-	OV_REPL(OV_H "0.weight", 2, SM_D_OVH, SM_D_VM),                                            \
-	    OV_REPL(OV_H "1.weight", 1, SM_D_OVH, SM_D_ANY),                                       \
-	    OV_REPL(OV_H "1.bias", 1, SM_D_OVH, SM_D_ANY),                                         \
-	    OV_REPL("vte.weight", 2, SM_D_OVV, SM_D_HID)
 
 /* clang-format off */
 static const sm_rule ovis_rules[] = {
