@@ -31,6 +31,8 @@
  * - vte (VisualEmbedding, a plain nn.Embedding) [vocab_size, hidden_size] whole on every rank,
  *   never quantized.
  *
+ * Ovis2.5 (Ovis2_5, model_type ovis2_5) is the family's arch_variant: family_ovis2_5.c.
+ *
  * Followed: vllm-project/vllm ovis.py 03356f8c and aimv2.py 712378a9 (the stored versions with
  * the explicit stacked_params_mapping; the newer aimv2.py 055e47c2 maps the same names through a
  * WeightsMapper).
@@ -141,7 +143,7 @@ static int ovis_extra(const ckpt *ck, const ckpt_config *c, wt_errbuf *err)
  * width (the top level's hidden_size) against the language model's. */
 static int ovis_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (!c->has_vision || c->ov_vocab <= 5)
+	if (!c->has_vision || c->ov_vocab <= 5 || c->ov25)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: %s needs model_type ovis with its "
 		                 "visual_tokenizer_config and llm_config (OvisConfig)",
@@ -181,7 +183,7 @@ static int ovis_check(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-static const char *const ovis_archs[] = {"Ovis", NULL};
+static const char *const ovis_archs[] = {"Ovis", "Ovis2_5", NULL};
 
 #define OV_FAMILY(R)                                                                               \
 	.name = "ovis", .archs = ovis_archs, .rules = R, .n_rules = SM_NRULES(R),                  \
@@ -193,4 +195,5 @@ static const sm_family ovis_siglip = {OV_FAMILY(ovis_siglip_rules),
                                       .keep_float = ovis_siglip_float};
 
 const sm_family shardmap_family_ovis = {OV_FAMILY(ovis_rules), .check_extra = ovis_extra,
-                                        .drop_canon = ovis_drop, .siglip_tower = &ovis_siglip};
+                                        .drop_canon = ovis_drop, .siglip_tower = &ovis_siglip,
+                                        .arch_variant = &shardmap_family_ovis2_5};
