@@ -205,6 +205,11 @@ int config_parse_minicpmv(json_t *root, json_t *v, struct ckpt_config *c, wt_err
 bool config_is_ovis(json_t *root);
 int config_ovis_root(json_t *root, json_t **out, wt_errbuf *err);
 int config_parse_ovis(json_t *root, struct ckpt_config *c, wt_errbuf *err);
+/* Is root an Ovis2.5 config (model_type ovis2_5)? Its flat view is Ovis's (config_ovis_root,
+ * qwen3 alone); its vit_config (Siglip2NavitConfig's defaults), visual_vocab_size and the top
+ * level's hidden_size into c (config_ovis2_5.c). */
+bool config_is_ovis2_5(json_t *root);
+int config_parse_ovis2_5(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 int config_flat_root(json_t *root, json_t **out, wt_errbuf *err);
 /* Is root a dots.ocr config (model_type dots_ocr)? Its vision_config (DotsVisionConfig's keys and
  * defaults, absent or null: every default) into c (config_dots_ocr.c). */

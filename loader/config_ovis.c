@@ -26,6 +26,9 @@
  * so vLLM's SiglipVisionTransformer builds the pooling head). The top level's
  * hidden_size (the vte's width: vLLM builds VisualEmbedding(vocab_size, config.hidden_size))
  * into ov_hidden (-1 when absent; the planner checks it against the language model's).
+ *
+ * Ovis2.5 (model_type ovis2_5, config_ovis2_5.c) has the same flat view: config_ovis_root
+ * serves it, admitting llm_config.model_type qwen3 alone there.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -56,7 +59,15 @@ int config_ovis_root(json_t *root, json_t **out, wt_errbuf *err)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: llm_config.model_type is missing: OvisConfig builds "
 		                 "the language model's config class of it; give e.g. \"qwen2\"");
-	if (strcmp(mt, "qwen2") != 0 && strcmp(mt, "llama") != 0)
+	if (config_is_ovis2_5(root) && strcmp(mt, "qwen3") != 0)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: llm_config.model_type '%s': Ovis2.5's language model is cut "
+		    "here only as qwen3 (the qwen3 family's table; Ovis2.5-2B's and -9B's; vLLM's "
+		    "ovis2_5.py knows gemma2, llama and qwen2 too, which are not cut here, and no "
+		    "other)",
+		    mt);
+	if (!config_is_ovis2_5(root) && strcmp(mt, "qwen2") != 0 && strcmp(mt, "llama") != 0)
 		return wt_seterr(
 		    err, WT_EUNSUPPORTED,
 		    "config.json: llm_config.model_type '%s': Ovis's language model is cut here "

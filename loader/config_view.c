@@ -171,6 +171,10 @@ static bool lm_class_fixed(json_t *root, const char *mt, const char *tmt, const 
 		 * the rows InternVL3's qwen2 and LLaVA's llama text_config read */
 		return set_class(out, tmt != NULL && strcmp(tmt, "llama") == 0 ? "llava:llama"
 		                                                               : "internvl:qwen2");
+	if (config_is_ovis2_5(root))
+		/* Ovis2_5Config builds llm_config by its model_type (config_ovis.c admits qwen3
+		 * there): Qwen3Config's defaults, the row InternVL3.5's qwen3 text_config reads */
+		return set_class(out, "internvl:qwen3");
 	if (mt != NULL && strcmp(mt, "kimi_vl") == 0)
 		/* vLLM's KimiVLConfig builds DeepseekV2Config(**text_config) whatever its
 		 * model_type says (Kimi-VL's: deepseek_v3) */
@@ -259,6 +263,7 @@ static const char *const tie_by_text[] = {
     "deepseek_vl_v2",
     "kimi_vl",
     "ovis",
+    "ovis2_5",
     "ultravox",
 };
 

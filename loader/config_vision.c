@@ -135,6 +135,8 @@ static int parse_vision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 		return config_parse_internvl_chat(root, v, c, err);
 	if (config_is_ovis(root)) /* visual_tokenizer_config's AIMv2 backbone */
 		return config_parse_ovis(root, c, err);
+	if (config_is_ovis2_5(root)) /* vit_config's SigLIP2-NaViT, Siglip2NavitConfig's */
+		return config_parse_ovis2_5(root, c, err);
 	if (config_is_dots_ocr(root)) /* DotsVisionConfig's keys and defaults */
 		return config_parse_dots_ocr(v, c, err);
 	if (config_is_deepseek_vl2(root)) /* VisionEncoderConfig's keys, projector_config */

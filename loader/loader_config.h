@@ -419,6 +419,12 @@ typedef struct ckpt_config {
 	 * hidden_size (-1 when absent: the vte's width) */
 	int64_t ov_vocab, ov_hidden;
 	bool ov_use_bias;
+	/* Ovis2.5 (Ovis2_5Config, model_type ovis2_5; config_ovis2_5.c): ov25 set for it (its
+	 * vit_config's sizes go to the v_* fields, visual_vocab_size and the top level's
+	 * hidden_size to ov_vocab / ov_hidden), vit_config.num_patches (-1: the patch Conv2d; > 0
+	 * the NaFlex patch Linear) and preserve_original_pe (the position table) */
+	bool ov25, ov25_pe;
+	int64_t ov25_patches;
 	/* dots.ocr (DotsOCRConfig, model_type dots_ocr; config_dots_ocr.c): vision_config.post_norm
 	 * (true by default: post_trunk_norm built); its use_bias goes to v_attn_bias, embed_dim to
 	 * v_hidden_size, hidden_size (the merger's output) to v_out_hidden_size; dt_config: read

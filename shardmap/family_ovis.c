@@ -31,6 +31,8 @@
  * - vte (VisualEmbedding, a plain nn.Embedding) [vocab_size, hidden_size] whole on every rank,
  *   never quantized.
  *
+ * Ovis2.5 (Ovis2_5, model_type ovis2_5) is the family's arch_variant: family_ovis2_5.c.
+ *
  * Followed: vllm-project/vllm ovis.py 03356f8c and aimv2.py 712378a9 (the stored versions with
  * the explicit stacked_params_mapping; the newer aimv2.py 055e47c2 maps the same names through a
  * WeightsMapper).
@@ -39,38 +41,24 @@
 #include <string.h>
 
 #include "shardmap/families.h"
-#include "shardmap/family_rules.h"
+#include "shardmap/family_ovis.h"
 
 #undef SM_LAYER
 #define SM_LAYER "llm.model.layers.{i}."
 
 #define OV_VT "visual_tokenizer.backbone."
 #define OV_VB OV_VT "trunk.blocks.{i}."
-#define OV_H  "visual_tokenizer.head."
 #define OV_SV OV_VT "vision_model."
 
 /* A [VE] tensor of every block, whole on every rank, under condition c. */
 #define OV_VB_REPL(n, c)                                                                           \
 	SM_RULE(OV_VB n, OV_VB n, SM_K_REPL, 0, SM_U_NONE, c, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)
-/* A tensor outside the blocks, whole on every rank, never quantized. */
-#define OV_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
 /* fc1 (part 0) / fc3 (part 1) into fc13 by rows: weight and (use_bias) bias. */
 #define OV_FC13(x, part)                                                                           \
 	SM_RULE(OV_VB "mlp." x ".weight", OV_VB "mlp.fc13.weight", SM_K_ROWS, part, SM_U_VI,       \
 	        SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_VI, SM_D_VE),                             \
 	    SM_RULE(OV_VB "mlp." x ".bias", OV_VB "mlp.fc13.bias", SM_K_ROWS, part, SM_U_VI,       \
 	            SM_C_OVBIAS, SM_F_VIS, 1, SM_D_VI, SM_D_ANY)
-
-/* The language model under llm.: Qwen2's / Llama's rows. */
-#define OV_LM_RULES                                                                                \
-	SM_RULES_TOP_AT("llm."), SM_RULES_LNORM, SM_RULES_ATTN,                                    \
-	    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL)
-/* The visual tokenizer's head and the visual embedding table: whole, never quantized. */
-#define OV_HEAD_RULES                                                                              \
-	OV_REPL(OV_H "0.weight", 2, SM_D_OVH, SM_D_VM),                                            \
-	    OV_REPL(OV_H "1.weight", 1, SM_D_OVH, SM_D_ANY),                                       \
-	    OV_REPL(OV_H "1.bias", 1, SM_D_OVH, SM_D_ANY),                                         \
-	    OV_REPL("vte.weight", 2, SM_D_OVV, SM_D_HID)
 
 /* clang-format off */
 static const sm_rule ovis_rules[] = {
@@ -155,7 +143,7 @@ static int ovis_extra(const ckpt *ck, const ckpt_config *c, wt_errbuf *err)
  * width (the top level's hidden_size) against the language model's. */
 static int ovis_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (!c->has_vision || c->ov_vocab <= 5)
+	if (!c->has_vision || c->ov_vocab <= 5 || c->ov25)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: %s needs model_type ovis with its "
 		                 "visual_tokenizer_config and llm_config (OvisConfig)",
@@ -195,7 +183,7 @@ static int ovis_check(const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-static const char *const ovis_archs[] = {"Ovis", NULL};
+static const char *const ovis_archs[] = {"Ovis", "Ovis2_5", NULL};
 
 #define OV_FAMILY(R)                                                                               \
 	.name = "ovis", .archs = ovis_archs, .rules = R, .n_rules = SM_NRULES(R),                  \
@@ -207,4 +195,5 @@ static const sm_family ovis_siglip = {OV_FAMILY(ovis_siglip_rules),
                                       .keep_float = ovis_siglip_float};
 
 const sm_family shardmap_family_ovis = {OV_FAMILY(ovis_rules), .check_extra = ovis_extra,
-                                        .drop_canon = ovis_drop, .siglip_tower = &ovis_siglip};
+                                        .drop_canon = ovis_drop, .siglip_tower = &ovis_siglip,
+                                        .arch_variant = &shardmap_family_ovis2_5};

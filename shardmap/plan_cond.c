@@ -96,6 +96,9 @@ static bool cfg_switch_more(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_DTPOST:
 		*on = c->dt_post_norm;
 		return true;
+	case SM_C_O25PE:
+		*on = c->ov25_pe;
+		return true;
 	case SM_C_UVLNMID:
 	case SM_C_UVLNPOST:
 		*on = c->uv_ln_mid == (cond == SM_C_UVLNMID);
@@ -283,6 +286,10 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	     "vision_config.use_bias is false or absent (dots.ocr's tower Linears without biases)"},
 	    {SM_C_DTPOST, "vision_config.post_norm true or absent (DotsVisionConfig's default)",
 	     "vision_config.post_norm is false (vLLM builds no post_trunk_norm)"},
+	    {SM_C_O25PE,
+	     "vit_config.preserve_original_pe true or absent (Siglip2NavitConfig's default: the "
+	     "position table)",
+	     "vit_config.preserve_original_pe is false (vLLM builds no position_embedding)"},
 	    {SM_C_OVHEAD,
 	     "visual_tokenizer_config.backbone_config.vision_use_head true or absent (vLLM's "
 	     "SiglipVisionTransformer builds the pooling head)",

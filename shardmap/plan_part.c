@@ -105,12 +105,13 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		                                : "vision_config.num_heads";
 		return x->dm.vis_heads;
 	case SM_U_VI:
-		*what = x->fam->voxtral    ? "audio_config.intermediate_size"
-		        : x->fam->whisper  ? "encoder_ffn_dim"
-		        : x->fam->ultravox ? "audio_config.encoder_ffn_dim"
-		        : x->fam->omni     ? "thinker_config.vision_config.intermediate_size"
-		        : x->fam->gspeech  ? "encoder_config.hidden_dim x feedforward_mult"
-		        : x->fam->glm4v    ? "vision_config.out_hidden_size"
+		*what = x->fam->vis_inter_key != NULL ? x->fam->vis_inter_key
+		        : x->fam->voxtral             ? "audio_config.intermediate_size"
+		        : x->fam->whisper             ? "encoder_ffn_dim"
+		        : x->fam->ultravox            ? "audio_config.encoder_ffn_dim"
+		        : x->fam->omni    ? "thinker_config.vision_config.intermediate_size"
+		        : x->fam->gspeech ? "encoder_config.hidden_dim x feedforward_mult"
+		        : x->fam->glm4v   ? "vision_config.out_hidden_size"
 		        : x->fam->ovis ? "visual_tokenizer_config.backbone_config.intermediate_size"
 		        : x->fam->vision_gated || x->fam->mllama
 		            ? "vision_config.intermediate_size"

@@ -136,6 +136,8 @@ static int64_t vision_dim_value(const sm_dims *d, int sym)
 		return d->vis_vocab;
 	case SM_D_OVH:
 		return d->vis_vocab - 5;
+	case SM_D_OV4:
+		return d->vis_vocab - 4;
 	default:
 		return -1;
 	}
@@ -329,6 +331,7 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym)
 	case SM_D_VPW:
 	case SM_D_OVV:
 	case SM_D_OVH:
+	case SM_D_OV4:
 	case SM_D_VA:
 	case SM_D_V3A:
 		return vision_dim_value(d, sym);

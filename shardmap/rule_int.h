@@ -209,6 +209,8 @@ typedef enum {
 	 * less the 5 image indicator tokens (the head's rows) */
 	SM_D_OVV,
 	SM_D_OVH,
+	/* Ovis2.5's: visual_vocab_size less the 4 indicator tokens (the head's rows) */
+	SM_D_OV4,
 	/* InternViT's attention width with its dummy heads, (H + n) x d (VE without: NVLM-D's
 	 * q_norm / k_norm, attn.proj columns), and three times it (attn.qkv rows) */
 	SM_D_VA,
@@ -353,6 +355,8 @@ typedef enum {
 	 * biases: v_attn_bias), vision_config.post_norm (post_trunk_norm: dt_post_norm) */
 	SM_C_DTBIAS,
 	SM_C_DTPOST,
+	/* Ovis2.5's SigLIP2-NaViT: vit_config.preserve_original_pe (the position table) */
+	SM_C_O25PE,
 } sm_cond;
 
 enum {

@@ -311,6 +311,9 @@ typedef struct sm_family {
 	/* the config.json key its vision heads come from, named where tp_size does not divide them
 	 * (NULL: the one the vision flags imply, plan_part.c unit_count) */
 	const char *vis_heads_key;
+	/* the config.json key its vision MLP width comes from, named where tp_size does not divide
+	 * it (NULL: the one the vision flags imply, plan_part.c unit_count) */
+	const char *vis_inter_key;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
