@@ -353,6 +353,9 @@ typedef enum {
 	 * biases: v_attn_bias), vision_config.post_norm (post_trunk_norm: dt_post_norm) */
 	SM_C_DTBIAS,
 	SM_C_DTPOST,
+	/* BAGEL's vit_config.vision_use_head true (v_use_head; bagel.py sets it false when absent):
+	 * SiglipVisionModel's pooling head */
+	SM_C_BGHEAD,
 } sm_cond;
 
 enum {
