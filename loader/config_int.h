@@ -265,6 +265,13 @@ int config_parse_lfm2_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errb
  * with PixelShuffleSiglip2VisionConfig's defaults (config_isaac.c). */
 bool config_is_isaac(json_t *root);
 int config_parse_isaac(json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a BAGEL config (model_type bagel)? Its flat view: llm_config as text_config (model_type
+ * qwen2, qk_norm as use_qk_norm), vit_config as vision_config (siglip_vision_model, 27 blocks
+ * as 26, vision_use_head false when absent); visual_und false refused. config_parse_bagel: the
+ * view's vision_use_head and the language model's class into c (config_bagel.c). */
+bool config_is_bagel(json_t *root);
+int config_bagel_root(json_t *root, json_t **out, wt_errbuf *err);
+void config_parse_bagel(json_t *v, struct ckpt_config *c);
 /* Is root an Mllama config (model_type mllama)? Its vision_config v (NULL or null when absent:
  * MllamaVisionConfig's defaults) into c's v_* / ml_* fields, text_config's
  * cross_attention_layers into full_attn_idxs and its model_type (config_mllama.c). */

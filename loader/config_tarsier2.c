@@ -77,5 +77,7 @@ int config_flat_root(json_t *root, json_t **out, wt_errbuf *err)
 		return config_deepseek_vl2_root(root, out, err);
 	if (config_is_minicpmv(root)) /* its own keys as text_config, the version's class */
 		return config_minicpmv_root(root, out, err);
+	if (config_is_bagel(root)) /* llm_config / vit_config as text_config / vision_config */
+		return config_bagel_root(root, out, err);
 	return WT_OK;
 }

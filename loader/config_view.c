@@ -183,6 +183,10 @@ static bool lm_class_fixed(json_t *root, const char *mt, const char *tmt, const 
 		/* vLLM's Step3VLConfig builds Step3TextConfig(**text_config) whatever its
 		 * model_type says */
 		return set_class(out, "step3_text");
+	if (config_is_bagel(root))
+		/* vLLM's BagelConfig builds Qwen2Config(**llm_config) whatever it says:
+		 * Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
+		return set_class(out, "internvl:qwen2");
 	if (mt != NULL && strcmp(mt, "opencua") == 0)
 		/* vLLM's OpenCUAConfig builds Qwen2Config(**text_config) whatever its model_type
 		 * says: Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
@@ -265,6 +269,7 @@ static const char *const tie_by_text[] = {
     "ovis",
     "ovis2_5",
     "ultravox",
+    "bagel",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

@@ -106,6 +106,8 @@ static int parse_vision_top(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *
 		rv = config_parse_glm4v_old(root, v, c, err);
 	if (rv == WT_OK && config_is_hunyuan_vl(root))
 		rv = config_parse_hunyuan_vl(v, c, err);
+	if (rv == WT_OK && config_is_bagel(root)) /* the flat view's vit_config */
+		config_parse_bagel(v, c);
 	return rv;
 }
 

@@ -56,6 +56,7 @@ static bool cfg_switch_more(const ckpt_config *c, uint8_t cond, bool *on)
 		return true;
 	case SM_C_VHEAD:
 	case SM_C_OVHEAD:
+	case SM_C_BGHEAD:
 		*on = c->v_use_head;
 		return true;
 	case SM_C_EAGLEFC:
@@ -311,6 +312,9 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	     "lm_heads.0.weight, alone)"},
 	    {SM_C_MDTMAP, "truncated_vocab_size below vocab_size (vLLM asserts a token_map then)",
 	     "truncated_vocab_size is vocab_size or absent (no token_map read)"},
+	    {SM_C_BGHEAD, "vit_config.vision_use_head true (vLLM builds the pooling head)",
+	     "vit_config.vision_use_head is false or absent (vLLM's bagel.py sets it false: no "
+	     "pooling head)"},
 	    {SM_C_VPOOL, "vision_config.use_mean_pooling false",
 	     "vision_config.use_mean_pooling is true or absent (the final layernorm is an "
 	     "Identity)"},

@@ -357,6 +357,9 @@ typedef enum {
 	SM_C_DTPOST,
 	/* Ovis2.5's SigLIP2-NaViT: vit_config.preserve_original_pe (the position table) */
 	SM_C_O25PE,
+	/* BAGEL's vit_config.vision_use_head true (v_use_head; bagel.py sets it false when absent):
+	 * SiglipVisionModel's pooling head */
+	SM_C_BGHEAD,
 } sm_cond;
 
 enum {
