@@ -86,6 +86,10 @@ int config_deepseek_vl2_root(json_t *root, json_t **out, wt_errbuf *err)
 	json_t *vh = json_object_get(tc, "v_head_dim");
 	if (json_is_integer(vh) && json_integer_value(vh) == 0)
 		json_object_del(tc, "v_head_dim");
+	/* nor DeepSeek-OCR's top-level copy of it (its release repeats language_config's keys) */
+	vh = json_object_get(v, "v_head_dim");
+	if (json_is_integer(vh) && json_integer_value(vh) == 0)
+		json_object_del(v, "v_head_dim");
 	*out = v;
 	return WT_OK;
 }

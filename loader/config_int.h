@@ -191,6 +191,12 @@ int config_parse_internvl_chat(json_t *root, json_t *v, struct ckpt_config *c, w
 bool config_is_deepseek_vl2(json_t *root);
 int config_deepseek_vl2_root(json_t *root, json_t **out, wt_errbuf *err);
 int config_parse_deepseek_vl2(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a DeepSeek-OCR config (model_type deepseek_vl_v2, DeepseekOCRForCausalLM)? Its flat
+ * view is DeepSeek-VL2's (config_deepseek_vl2_root); its vision_config (the SAM ViT-B and
+ * CLIP-L towers' sizes), projector_config, tile_tag and the language model's table into c
+ * (config_deepseek_ocr.c). */
+bool config_is_deepseek_ocr(json_t *root);
+int config_parse_deepseek_ocr(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a MiniCPM-V config (model_type minicpmv)? Its flat view: text_config = its own
  * keys, model_type the class vLLM builds for its version (llama, qwen2, qwen3; other versions
  * refused); vision_config (SiglipVisionConfig's defaults, MiniCPMVConfig's without one),

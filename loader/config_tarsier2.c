@@ -73,7 +73,7 @@ int config_flat_root(json_t *root, json_t **out, wt_errbuf *err)
 		return config_internvl_chat_root(root, out, err);
 	if (config_is_ovis(root) || config_is_ovis2_5(root)) /* llm_config as text_config */
 		return config_ovis_root(root, out, err);
-	if (config_is_deepseek_vl2(root)) /* language_config as text_config */
+	if (config_is_deepseek_vl2(root) || config_is_deepseek_ocr(root)) /* language_config */
 		return config_deepseek_vl2_root(root, out, err);
 	if (config_is_minicpmv(root)) /* its own keys as text_config, the version's class */
 		return config_minicpmv_root(root, out, err);

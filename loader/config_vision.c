@@ -143,6 +143,8 @@ static int parse_vision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 		return config_parse_dots_ocr(v, c, err);
 	if (config_is_deepseek_vl2(root)) /* VisionEncoderConfig's keys, projector_config */
 		return config_parse_deepseek_vl2(root, v, c, err);
+	if (config_is_deepseek_ocr(root)) /* SAM ViT-B and CLIP-L: vision_config.width's */
+		return config_parse_deepseek_ocr(root, v, c, err);
 	if (config_is_minicpmv(root)) /* SiglipVisionConfig's keys, query_num, version */
 		return config_parse_minicpmv(root, v, c, err);
 	if (config_is_blip2(root)) /* absent sub-configs: Blip2Config's defaults */

@@ -370,6 +370,13 @@ typedef struct ckpt_config {
 	 * config_blip2.c, which also sets vision_config's sizes and qkv_bias into the v_* fields)
 	 */
 	int64_t qf_hidden, qf_layers, qf_heads, qf_inter, qf_cross, qf_enc, num_query_tokens;
+	/* DeepSeek-OCR (DeepseekOCRForCausalLM; read for it only): its SAM ViT-B tower's width,
+	 * blocks and heads (vision_config.width.sam_vit_b), its grid (vision_config.image_size /
+	 * 16: pos_embed [1, grid, grid, width]), the blocks with global attention (bit i: block i,
+	 * whose rel_pos tables hold 2 x grid - 1 rows, the windowed ones' 27) and net_2 / net_3's
+	 * output channels (downsample_channels) */
+	int64_t ocr_sam_width, ocr_sam_layers, ocr_sam_heads, ocr_sam_grid, ocr_sam_ds[2];
+	uint64_t ocr_sam_global;
 	bool qf_text, qf_abs;
 	char qf_model[32];
 	/* Mllama (MllamaConfig, model_type mllama; read for it only, config_mllama.c): the

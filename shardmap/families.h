@@ -122,6 +122,7 @@ extern const sm_family shardmap_family_nvlm_d;            /* family_internvl_cha
 extern const sm_family shardmap_family_ovis;              /* family_ovis.c */
 extern const sm_family shardmap_family_ovis2_5;           /* family_ovis2_5.c */
 extern const sm_family shardmap_family_deepseek_vl2;      /* family_deepseek_vl2.c */
+extern const sm_family shardmap_family_deepseek_ocr;      /* family_deepseek_ocr.c */
 extern const sm_family shardmap_family_minicpmv;          /* family_minicpmv.c */
 extern const sm_family shardmap_family_modernbert;
 extern const sm_family shardmap_family_modernbert_cls;

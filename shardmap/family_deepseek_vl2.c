@@ -139,8 +139,8 @@ static int dsvl2_extra(const ckpt *ck, const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* The loader's vision fields (model_type deepseek_vl_v2); an MLA language model's sizes (the
- * deepseek_v3 family's check, which the table of another family does not get). */
+/* The loader's vision fields (model_type deepseek_vl_v2); the language model's sizes
+ * (shardmap_deepseek_vl2_lm_check). */
 static int dsvl2_check(const ckpt_config *c, wt_errbuf *err)
 {
 	if (!c->has_vision)
@@ -149,6 +149,11 @@ static int dsvl2_check(const ckpt_config *c, wt_errbuf *err)
 		                 "language_config, vision_config and projector_config "
 		                 "(DeepseekVLV2Config)",
 		                 c->architecture);
+	return shardmap_deepseek_vl2_lm_check(c, err);
+}
+
+int shardmap_deepseek_vl2_lm_check(const ckpt_config *c, wt_errbuf *err)
+{
 	if (strcmp(c->lm_model_type, "deepseek") == 0)
 		return shardmap_check_head_quotient(c, "language_config.hidden_size",
 		                                    "language_config.num_attention_heads",

@@ -111,6 +111,7 @@ static const sm_family *const families[] = {
     &shardmap_family_nvlm_d,
     &shardmap_family_ovis,
     &shardmap_family_deepseek_vl2,
+    &shardmap_family_deepseek_ocr,
     &shardmap_family_minicpmv,
     &shardmap_family_roberta,
     &shardmap_family_xlm_roberta,
