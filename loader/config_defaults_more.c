@@ -340,6 +340,20 @@ static const class_default hunyuan_vl_defaults[] = {
     {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
 };
 
+/* Kimi Linear's top level (model_type kimi_linear): vLLM's KimiLinearConfig
+ * (vllm/transformers_utils/configs/kimi_linear.py; the remote configuration_kimi.py alike):
+ * head_dim and num_key_value_heads None become hidden_size / heads and the heads, the
+ * loader's own defaults; untied, the family's; num_shared_experts (0), num_experts (None),
+ * q_lora_rank and the MLA sizes (None), mla_use_nope (false) and linear_attn_config (None)
+ * are config_kimi_linear.c's, which tells null from absent. */
+static const class_default kimi_linear_defaults[] = {
+    {"vocab_size", false, 163840},       {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"rms_norm_eps", true, 1e-6},
+    {"rope_theta", true, 10000.0},       {"first_k_dense_replace", false, 0},
+    {"moe_layer_freq", false, 1},        {"routed_scaling_factor", true, 1.0},
+};
+
 #define CLASS(mt, tab)                                                                             \
 	{                                                                                          \
 		mt, tab, sizeof(tab) / sizeof(tab[0])                                              \
@@ -371,6 +385,7 @@ static const struct {
     CLASS("paddleocr_vl", paddleocr_vl_defaults),
     CLASS("hunyuan_vl", hunyuan_vl_defaults),
     CLASS("glmasr:llama", glmasr_llama_defaults),
+    CLASS("kimi_linear", kimi_linear_defaults),
 };
 
 const class_default *config_class_defaults_more(const char *mt, size_t *n)

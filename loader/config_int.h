@@ -93,6 +93,10 @@ int config_kimi_vl_text_keys(json_t *v, wt_errbuf *err);
 /* A kimi_vl root without a text_config object: WT_ECORRUPT (checked before its view is read:
  * the top level has none of the language model's sizes). */
 int config_kimi_vl_need_text(json_t *root, wt_errbuf *err);
+/* Kimi Linear's keys over view v after its class defaults: linear_attn_config into layer_types
+ * and the linear_* sizes, num_shared_experts into n_shared_experts, what vLLM cannot build
+ * refused (config_kimi_linear.c). */
+int config_kimi_linear_keys(json_t *v, wt_errbuf *err);
 /* Is root a Cohere2Vision config (model_type cohere2_vision)? Its downsample_factor,
  * alignment_intermediate_size, text_config's model_type (config_llava.c). */
 bool config_is_cohere2_vision(json_t *root);

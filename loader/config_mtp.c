@@ -57,6 +57,8 @@ static bool count_defaults(const char *arch)
 int config_parse_mtp(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
 	c->mtp_layers = 0;
+	if (c->architecture != NULL && strcmp(c->architecture, "KimiLinearForCausalLM") == 0)
+		return config_get_int(root, "num_nextn_predict_layers", 0, 0, &c->kv_nextn, err);
 	if (!is_mtp(c->architecture))
 		return WT_OK;
 	json_t *n = json_object_get(root, "num_nextn_predict_layers");

@@ -366,7 +366,7 @@ static const key_reader keys_after[] = {
     {"zamba2", config_zamba2_keys},        {"nemotron_h", config_nemotron_h_keys},
     {"gemma3n_text", config_gemma3n_keys}, {"bloom", config_bloom_width},
     {"plamo2", config_plamo2_keys},        {"mlp_speculator", config_mlp_speculator_keys},
-    {"molmo", config_molmo_width},
+    {"molmo", config_molmo_width},         {"kimi_linear", config_kimi_linear_keys},
 };
 
 /* Run every reader of tab[n] whose model_type is mt, in table order. */

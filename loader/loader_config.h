@@ -418,7 +418,8 @@ typedef struct ckpt_config {
 	int64_t v_pos_h, v_pos_w, v_merge_h, v_merge_w;
 	bool kv_noaux;
 	int64_t kv_nextn; /* text_config.num_nextn_predict_layers (0 when absent: the MTP layers
-	                     DeepseekV2ForCausalLM.load_weights skips) */
+	                     DeepseekV2ForCausalLM.load_weights skips); Kimi Linear's top-level
+	                     one (config_mtp.c: KimiLinearModel.load_weights skips them) */
 	/* Ovis (OvisConfig, model_type ovis; read for it only, config_ovis.c):
 	 * visual_tokenizer_config.vocab_size (16384: the vte's rows, the head's + 5), the AIMv2
 	 * backbone's use_bias (proj / fc1 / fc2 / fc3 biases; its qkv_bias goes to v_attn_bias,

@@ -73,6 +73,7 @@ extern const sm_family shardmap_family_jais2;
 extern const sm_family shardmap_family_minimax;
 extern const sm_family shardmap_family_minimax_vl_01; /* family_minimax_vl.c */
 extern const sm_family shardmap_family_kimi_vl;       /* family_kimi_vl.c */
+extern const sm_family shardmap_family_kimi_linear;   /* family_kimi_linear.c */
 extern const sm_family shardmap_family_phi3v;         /* family_phi3v.c */
 extern const sm_family shardmap_family_molmo;         /* family_molmo.c */
 extern const sm_family shardmap_family_keye;          /* family_keye.c */

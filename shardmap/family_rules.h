@@ -278,17 +278,23 @@ bool shardmap_moe_all(const ckpt_config *cfg, int64_t i);
 	            SM_K_REPL, 0, SM_U_NONE, SM_C_QLORA, 0, 1, SM_D_QLORA, SM_D_ANY),              \
 	    SM_RULE(SM_LAYER A "q_b_proj.weight", SM_LAYER A "q_b_proj.weight", SM_K_ROWS, 0,      \
 	            SM_U_HEADS, SM_C_QLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_QLORA),                   \
-	    SM_RULE(SM_LAYER A "q_proj.weight", SM_LAYER A "q_proj.weight", SM_K_ROWS, 0,          \
-	            SM_U_HEADS, SM_C_NOQLORA, SM_F_QUANT, 2, SM_D_QB, SM_D_HID),                   \
+	    SM_RULES_MLA_KV(A, SM_C_NOQLORA, SM_C_ALL)
+
+/* The MLA rows but q_lora_rank's under module path A: q_proj (condition cq), kv_a_proj_with_mqa,
+ * kv_a_layernorm, kv_b_proj and o_proj (condition c). Kimi-Linear gives SM_C_FULLATT for both:
+ * its MLA layers, without q_lora_rank. */
+#define SM_RULES_MLA_KV(A, cq, c)                                                                  \
+	SM_RULE(SM_LAYER A "q_proj.weight", SM_LAYER A "q_proj.weight", SM_K_ROWS, 0, SM_U_HEADS,  \
+	        cq, SM_F_QUANT, 2, SM_D_QB, SM_D_HID),                                             \
 	    SM_RULE(SM_LAYER A "kv_a_proj_with_mqa.weight",                                        \
-	            SM_LAYER A "kv_a_proj_with_mqa.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL,     \
+	            SM_LAYER A "kv_a_proj_with_mqa.weight", SM_K_REPL, 0, SM_U_NONE, c,            \
 	            SM_F_QUANT, 2, SM_D_KVA, SM_D_HID),                                            \
 	    SM_RULE(SM_LAYER A "kv_a_layernorm.weight", SM_LAYER A "kv_a_layernorm.weight",        \
-	            SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, 1, SM_D_KVLORA, SM_D_ANY),               \
+	            SM_K_REPL, 0, SM_U_NONE, c, 0, 1, SM_D_KVLORA, SM_D_ANY),                      \
 	    SM_RULE(SM_LAYER A "kv_b_proj.weight", SM_LAYER A "kv_b_proj.weight", SM_K_ROWS, 0,    \
-	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_KVB, SM_D_KVLORA),                   \
+	            SM_U_HEADS, c, SM_F_QUANT, 2, SM_D_KVB, SM_D_KVLORA),                          \
 	    SM_RULE(SM_LAYER A "o_proj.weight", SM_LAYER A "o_proj.weight", SM_K_COLS, 0,          \
-	            SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_OV)
+	            SM_U_HEADS, c, SM_F_QUANT, 2, SM_D_HID, SM_D_OV)
 
 /* A Mamba tensor under prefix M split by rows in mamba heads (never quantized): [Hm] or
  * [Im]. */

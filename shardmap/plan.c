@@ -451,7 +451,7 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 	for (size_t r = 0; r < x->fam->n_rules; r++) {
 		const sm_rule *ru = &x->fam->rules[r];
 		int64_t i, j;
-		if (!shardmap_match(ru->ckpt, cn, &i, &j))
+		if (!shardmap_match(ru->ckpt, cn, &i, &j) || shardmap_cond_deferred(x, r, i))
 			continue;
 		int rv = check_rule_indices(x, ru, t, i, j, err);
 		if (rv != WT_OK)

@@ -238,6 +238,21 @@ bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i)
 	}
 }
 
+bool shardmap_cond_deferred(const sm_ctx *x, size_t r, int64_t i)
+{
+	const sm_rule *ru = &x->fam->rules[r];
+	size_t k = r + 1; /* conditions are asked only of a name two rules share */
+	while (k < x->fam->n_rules && strcmp(x->fam->rules[k].ckpt, ru->ckpt) != 0)
+		k++;
+	if (k == x->fam->n_rules || shardmap_cond_holds(x, ru, i))
+		return false;
+	for (; k < x->fam->n_rules; k++)
+		if (strcmp(x->fam->rules[k].ckpt, ru->ckpt) == 0 &&
+		    shardmap_cond_holds(x, &x->fam->rules[k], i))
+			return true;
+	return false;
+}
+
 int64_t shardmap_j_count(const sm_ctx *x)
 {
 	return x->fam->j_count != NULL ? x->fam->j_count(x->cfg) : x->dm.n_layers;
@@ -409,7 +424,8 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 	} else if (ru->cond == SM_C_DENSE)
 		why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
 	else if (ru->cond == SM_C_SHARED && x->dm.shared_inter <= 0)
-		why = "without shared experts (n_shared_experts / moe_num_shared_experts / "
+		why = "without shared experts (n_shared_experts / num_shared_experts / "
+		      "moe_num_shared_experts / "
 		      "shared_expert_intermediate_size / shared_intermediate_size / "
 		      "use_mixed_mlp_moe, num_shared_expert)";
 	else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)

@@ -125,6 +125,10 @@ int64_t shardmap_dim_value(const sm_dims *d, int sym);
  * rule's condition reads (NULL: none); the switch that asks for a conditional tensor when
  * true (a bias rule's, or use_qk_norm for q / k norms), or NULL. */
 bool shardmap_cond_holds(const sm_ctx *x, const sm_rule *r, int64_t i);
+/* Whether family rule r, matched at layer i, gives way there to a later rule of the same
+ * checkpoint name whose condition holds where r's does not (Kimi-Linear's self_attn.q_proj /
+ * o_proj: the MLA rows at its full-attention layers, the KDA rows at the others). */
+bool shardmap_cond_deferred(const sm_ctx *x, size_t r, int64_t i);
 /* How far {j} runs for a family with j_holds: its j_count, else num_hidden_layers. */
 int64_t shardmap_j_count(const sm_ctx *x);
 const char *shardmap_bias_key(const sm_family *f, uint8_t cond);

@@ -130,7 +130,7 @@ static int64_t unit_count(const sm_ctx *x, int unit, const char **what)
 		*what = "linear_num_key_heads";
 		return x->dm.lin_k_heads;
 	case SM_U_LVH:
-		*what = "linear_num_value_heads";
+		*what = x->fam->lin_heads_key ? x->fam->lin_heads_key : "linear_num_value_heads";
 		return x->dm.lin_v_heads;
 	case SM_U_HID:
 		*what = "hidden_size";
@@ -440,10 +440,13 @@ static int part_row_split(const part_req *req)
 		req->geom->shape[1] = req->src->shape[1];
 		req->geom->shape[2] = req->src->shape[2];
 	}
-	if (rv == WT_OK && req->rule->ndim == 4) { /* [out, C, p, p] Conv2d by out channels */
-		req->geom->shape[0] = req->src->shape[0] / tp;
-		for (int k = 1; k < 4; k++)
+	if (rv == WT_OK && req->rule->ndim == 4) { /* [out, C, p, p] Conv2d by out channels; */
+		int d = 0; /* [1, 1, H, 1] by its first dim over 1 (Kimi-Linear's A_log, dim 2) */
+		while (d < 3 && req->src->shape[d] == 1)
+			d++;
+		for (int k = 0; k < 4; k++)
 			req->geom->shape[k] = req->src->shape[k];
+		req->geom->shape[d] /= tp;
 	}
 	return rv;
 }

@@ -67,6 +67,7 @@ static const sm_family *const families[] = {
     &shardmap_family_minimax,
     &shardmap_family_minimax_vl_01,
     &shardmap_family_kimi_vl,
+    &shardmap_family_kimi_linear,
     &shardmap_family_phi3v,
     &shardmap_family_molmo,
     &shardmap_family_keye,

@@ -314,6 +314,10 @@ typedef struct sm_family {
 	/* the config.json key its vision MLP width comes from, named where tp_size does not divide
 	 * it (NULL: the one the vision flags imply, plan_part.c unit_count) */
 	const char *vis_inter_key;
+	/* the config.json key of the linear-attention heads SM_U_LVH counts, named where tp_size
+	 * does not divide them (NULL: linear_num_value_heads; Kimi-Linear's
+	 * linear_attn_config.num_heads) */
+	const char *lin_heads_key;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
