@@ -69,23 +69,7 @@ static __attribute__((unused)) void *tm_add(tm_model *m, const char *name, wt_dt
 		n = 0;
 	uint8_t *p = malloc(n * es + 1);
 	uint64_t s = m->seed + m->n * 7919;
-	for (uint64_t i = 0; i < n; i++) {
-		float v =
-		    (float)((double)(tu_splitmix64(&s) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-		if (dt == WT_F32)
-			memcpy(p + i * 4, &v, 4);
-		else if (dt == WT_BF16) {
-			uint16_t h = kern_f32_to_bf16(v);
-			memcpy(p + i * 2, &h, 2);
-		} else if (dt == WT_F16) {
-			uint16_t h = kern_f32_to_f16(v);
-			memcpy(p + i * 2, &h, 2);
-		} else if (dt == WT_F8_E4M3) {
-			p[i] = kern_f32_to_e4m3(v * 200.0f);
-		} else {
-			memcpy(p + i * es, &s, es < 8 ? es : 8);
-		}
-	}
+	tu_fill_values(p, dt, es, n, &s);
 	m->data[m->n++] = p;
 	return p;
 }

@@ -24,6 +24,11 @@ int tu_write_file(const char *dir, const char *rel, const void *data, size_t len
 char *tu_read_file(const char *path, size_t *len);
 /* Deterministic pseudo-random bytes (tu_splitmix64 of seed). */
 void tu_fill(void *buf, size_t len, uint64_t seed);
+/* n test-model values of dtype dt (es bytes each) into buf, from splitmix64 state *s: value i
+ * is the next draw mapped to [-1, 1) as float, stored as f32, bf16, f16 (RNE) or e4m3 (x 200);
+ * any other dtype gets the state's first min(es, 8) bytes. tests/util/tm_fill.c: compiled at
+ * -O2 (the test programs are at -Og), one loop per dtype. */
+void tu_fill_values(void *buf, wt_dtype dt, size_t es, uint64_t n, uint64_t *s);
 /* Shift a file's mtime by delta_ns (to prove version changes). 0 on success. */
 int tu_touch(const char *path, int64_t delta_ns);
 /* tu_touch every regular file directly in dir (a model folder served over
