@@ -24,33 +24,9 @@ bool config_is_glmasr(json_t *root)
 
 int config_parse_glmasr(json_t *root, ckpt_config *c, wt_errbuf *err)
 {
-	json_t *tc = json_object_get(root, "text_config");
-	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
-	snprintf(c->lm_model_type, sizeof(c->lm_model_type), "%s",
-	         !json_is_object(tc) ? ""
-	         : tmt != NULL       ? tmt
-	                             : "llama");
-	json_t *a = json_object_get(root, "audio_config");
-	if (a != NULL && !json_is_null(a) && !json_is_object(a))
-		return wt_seterr(err, WT_ECORRUPT, "config.json: 'audio_config' is not an object");
-	json_t *src = json_is_object(a) ? a : NULL;
-	const char *amt = json_string_value(json_object_get(src, "model_type"));
-	if (amt != NULL && strcmp(amt, "glmasr_encoder") != 0)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: audio_config.model_type '%s': GLM-ASR's encoder is "
-		    "GlmAsrEncoderConfig's (glmasr_encoder); only that one is supported",
-		    amt);
-	c->has_audio = true;
-	static const config_int_key keys[] = {
-	    {"num_mel_bins", 128, offsetof(ckpt_config, a_mel)},
-	    {"num_hidden_layers", 32, offsetof(ckpt_config, a_layers)},
-	    {"num_attention_heads", 20, offsetof(ckpt_config, a_heads)},
-	    {"intermediate_size", 5120, offsetof(ckpt_config, a_ffn)},
-	    {"hidden_size", 1280, offsetof(ckpt_config, a_d_model)},
-	    {"max_position_embeddings", 1500, offsetof(ckpt_config, a_max_pos)},
-	};
-	int rv = config_read_ints(src, "audio_config", keys, CONFIG_NKEYS(keys), c, err);
+	json_t *src;
+	int rv = config_whisper_like(root, c, "GLM-ASR", "GlmAsrEncoderConfig", "glmasr_encoder",
+	                             "max_position_embeddings", &src, err);
 	if (rv != WT_OK)
 		return rv;
 	json_t *kv = json_object_get(src, "num_key_value_heads");

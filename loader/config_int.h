@@ -140,6 +140,14 @@ int config_parse_voxtral(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a GLM-ASR config (model_type glmasr)? Its audio_config (GlmAsrEncoderConfig's
  * defaults; grouped-query encoders refused) and text_config's model_type (llama when it has
  * none; config_glmasr.c, called by config_parse_audio). */
+/* Voxtral's and GLM-ASR's shared head (config_voxtral.c): text_config's model_type (llama
+ * when it has none; "" without a text_config object), audio_config an object or absent / null
+ * (*src NULL: the defaults), its model_type `type` or absent (else WT_EUNSUPPORTED naming
+ * `model`'s encoder class `cls`), and the Whisper-style sizes under their HF names (the
+ * position table's under pos_key) with VoxtralEncoderConfig's / GlmAsrEncoderConfig's
+ * defaults. */
+int config_whisper_like(json_t *root, struct ckpt_config *c, const char *model, const char *cls,
+                        const char *type, const char *pos_key, json_t **src, wt_errbuf *err);
 bool config_is_glmasr(json_t *root);
 int config_parse_glmasr(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root an Audio Flamingo 3 config (model_type audioflamingo3)? Its audio_config

@@ -23,7 +23,8 @@ bool config_is_voxtral(json_t *root)
 	return mt != NULL && strcmp(mt, "voxtral") == 0;
 }
 
-int config_parse_voxtral(json_t *root, ckpt_config *c, wt_errbuf *err)
+int config_whisper_like(json_t *root, ckpt_config *c, const char *model, const char *cls,
+                        const char *type, const char *pos_key, json_t **src, wt_errbuf *err)
 {
 	json_t *tc = json_object_get(root, "text_config");
 	const char *tmt = json_string_value(json_object_get(tc, "model_type"));
@@ -34,22 +35,28 @@ int config_parse_voxtral(json_t *root, ckpt_config *c, wt_errbuf *err)
 	json_t *a = json_object_get(root, "audio_config");
 	if (a != NULL && !json_is_null(a) && !json_is_object(a))
 		return wt_seterr(err, WT_ECORRUPT, "config.json: 'audio_config' is not an object");
-	json_t *src = json_is_object(a) ? a : NULL;
-	const char *amt = json_string_value(json_object_get(src, "model_type"));
-	if (amt != NULL && strcmp(amt, "voxtral_encoder") != 0)
+	*src = json_is_object(a) ? a : NULL;
+	const char *amt = json_string_value(json_object_get(*src, "model_type"));
+	if (amt != NULL && strcmp(amt, type) != 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: audio_config.model_type '%s': Voxtral's encoder is "
-		                 "VoxtralEncoderConfig's (voxtral_encoder); only that one is "
-		                 "supported",
-		                 amt);
+		                 "config.json: audio_config.model_type '%s': %s's encoder is %s's "
+		                 "(%s); only that one is supported",
+		                 amt, model, cls, type);
 	c->has_audio = true;
-	static const config_int_key keys[] = {
+	const config_int_key keys[] = {
 	    {"num_mel_bins", 128, offsetof(ckpt_config, a_mel)},
 	    {"num_hidden_layers", 32, offsetof(ckpt_config, a_layers)},
 	    {"num_attention_heads", 20, offsetof(ckpt_config, a_heads)},
 	    {"intermediate_size", 5120, offsetof(ckpt_config, a_ffn)},
 	    {"hidden_size", 1280, offsetof(ckpt_config, a_d_model)},
-	    {"max_source_positions", 1500, offsetof(ckpt_config, a_max_pos)},
+	    {pos_key, 1500, offsetof(ckpt_config, a_max_pos)},
 	};
-	return config_read_ints(src, "audio_config", keys, CONFIG_NKEYS(keys), c, err);
+	return config_read_ints(*src, "audio_config", keys, CONFIG_NKEYS(keys), c, err);
+}
+
+int config_parse_voxtral(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *src;
+	return config_whisper_like(root, c, "Voxtral", "VoxtralEncoderConfig", "voxtral_encoder",
+	                           "max_source_positions", &src, err);
 }

@@ -284,6 +284,17 @@ static void test_defaults(void **state)
 		ckpt_config_clear(&c);
 	}
 	fx_refused(ga_model(LAY_V450, false, 2), cfg_ga, WT_ENOTFOUND, "lm_head.weight", "");
+	/* the position table's size is GlmAsrEncoderConfig's max_position_embeddings (Whisper's
+	 * max_source_positions is not its key) */
+	static const char pos[] =
+	    "{\"architectures\":[\"GlmAsrForConditionalGeneration\"],\"model_type\":\"glmasr\","
+	    "\"text_config\":{},\"audio_config\":{\"max_position_embeddings\":12,"
+	    "\"max_source_positions\":7}}";
+	ckpt_config c;
+	wt_errbuf err = {0};
+	assert_int_equal(ckpt_config_parse(pos, strlen(pos), &c, &err), WT_OK);
+	assert_int_equal(c.a_max_pos, 12);
+	ckpt_config_clear(&c);
 }
 
 static void test_errors(void **state)
