@@ -425,9 +425,8 @@ static const char *cond_why(const sm_ctx *x, const sm_rule *ru, int64_t i, char 
 		why = "a MoE layer (see mlp_only_layers, first_k_dense_replace)";
 	else if (ru->cond == SM_C_SHARED && x->dm.shared_inter <= 0)
 		why = "without shared experts (n_shared_experts / num_shared_experts / "
-		      "moe_num_shared_experts / "
-		      "shared_expert_intermediate_size / shared_intermediate_size / "
-		      "use_mixed_mlp_moe, num_shared_expert)";
+		      "moe_num_shared_experts / shared_expert_intermediate_size / "
+		      "shared_intermediate_size / use_mixed_mlp_moe, num_shared_expert)";
 	else if (ru->cond == SM_C_QLORA || ru->cond == SM_C_NOQLORA)
 		why = "inconsistent with q_lora_rank";
 	else if (ru->cond == SM_C_FULLATT || ru->cond == SM_C_LINATT ||
