@@ -397,10 +397,14 @@ static void test_gpt_oss_errors(void **state)
 	/* an E8M0 scale of 255 (NaN) fails production, naming the scales and the element */
 	m = tm_gpt_oss();
 	((uint8_t *)m->data[tm_find(m, GO_X "down_proj_scales")])[77] = 255;
-	fx f;
-	fx_open(&f, m, GO_OK, 2, 1, 0, false);
-	int rv;
+	fx f = {.dir = tu_mkdtemp("smfam"), .m = m};
+	assert_int_equal(tm_write(m, f.dir, GO_OK), 0);
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = 2;
 	wt_errbuf err = {0};
+	int rv = tm_plan(f.dir, &l, &f.s, &f.c, &f.p, &err); /* with the digests: to produce */
+	assert_int_equal(rv, WT_OK);
 	f.pr = tm_produce(f.c, f.p, -1, &rv, &err);
 	printf("refused: %s\n", err.msg);
 	assert_int_equal(rv, WT_ECORRUPT);
