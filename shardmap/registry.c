@@ -106,6 +106,7 @@ static const sm_family *const families[] = {
     &shardmap_family_llava_onevision,
     &shardmap_family_cohere2_vision,
     &shardmap_family_llava_next_video,
+    &shardmap_family_rvl,
     &shardmap_family_qwen2_audio,
     &shardmap_family_internvl,
     &shardmap_family_internvl_chat,
