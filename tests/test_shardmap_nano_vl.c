@@ -285,8 +285,7 @@ static void test_nv_quant(void **state)
 	                                LM "backbone.layers.1.mixer.down_proj.weight"};
 	fx f;
 	fx_open_quant(&f, nv_model(0), cfg, 2, WT_QUANT_INT8_CHANNEL, WT_BF16, FX_N(keep), FX_N(q));
-	fx_close(&f);
-	fx_open_quant(&f, nv_model(0), cfg, 4, WT_QUANT_FP8_CHANNEL, WT_BF16, FX_N(keep), FX_N(q));
+	fx_requant(&f, 4, WT_QUANT_FP8_CHANNEL, WT_BF16, FX_N(keep), FX_N(q)); /* written once */
 	fx_close(&f);
 }
 

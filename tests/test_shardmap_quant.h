@@ -164,8 +164,19 @@ static __attribute__((unused)) void fx_siglip_mlp(tm_model *(*mk)(void), const c
 	}
 }
 
-/* Model m under cfg at TP tp with scheme quant (int8-channel: I8 codes, the fp8 schemes:
- * F8_E4M3), every rank through fx_quant_split_as (keep[] kept in keep_dt, q[] quantized); f is
+/* Every rank of f (TP tp, scheme quant: int8-channel I8 codes, the fp8 schemes F8_E4M3)
+ * through fx_quant_split_as: keep[] kept in keep_dt, q[] quantized. */
+static __attribute__((unused)) void fx_quant_ranks_are(const fx *f, uint32_t tp, wt_quant quant,
+                                                       int keep_dt, const char *const *keep,
+                                                       size_t nkeep, const char *const *q,
+                                                       size_t nq)
+{
+	int dt = quant == WT_QUANT_INT8_CHANNEL ? WT_I8 : WT_F8_E4M3;
+	for (uint32_t r = 0; r < tp; r++)
+		fx_quant_split_as(f, r, keep_dt, keep, nkeep, q, nq, dt);
+}
+
+/* Model m under cfg at TP tp with scheme quant, every rank through fx_quant_ranks_are; f is
  * left open for the caller's own checks and fx_close. */
 static __attribute__((unused)) void fx_open_quant(fx *f, tm_model *m, const char *cfg, uint32_t tp,
                                                   wt_quant quant, int keep_dt,
@@ -177,9 +188,29 @@ static __attribute__((unused)) void fx_open_quant(fx *f, tm_model *m, const char
 	l.tp_size = tp;
 	l.quant = quant;
 	fx_open_l(f, m, cfg, &l, true);
-	int dt = quant == WT_QUANT_INT8_CHANNEL ? WT_I8 : WT_F8_E4M3;
-	for (uint32_t r = 0; r < tp; r++)
-		fx_quant_split_as(f, r, keep_dt, keep, nkeep, q, nq, dt);
+	fx_quant_ranks_are(f, tp, quant, keep_dt, keep, nkeep, q, nq);
+}
+
+/* fx_open_quant of f's model as already written (an fx_open that produced): its plan and ranks
+ * replaced, the folder kept (a large model written once for several layouts). */
+static __attribute__((unused)) void fx_requant(fx *f, uint32_t tp, wt_quant quant, int keep_dt,
+                                               const char *const *keep, size_t nkeep,
+                                               const char *const *q, size_t nq)
+{
+	tm_prod_free(f->pr);
+	tm_close(f->s, f->c, f->p);
+	f->pr = NULL;
+	wt_layout l;
+	wt_layout_init(&l);
+	l.tp_size = tp;
+	l.quant = quant;
+	wt_errbuf err = {0};
+	int rv = tm_plan(f->dir, &l, &f->s, &f->c, &f->p, &err);
+	if (rv == WT_OK)
+		f->pr = tm_produce(f->c, f->p, -1, &rv, &err);
+	if (rv)
+		fail_msg("%s", err.msg);
+	fx_quant_ranks_are(f, tp, quant, keep_dt, keep, nkeep, q, nq);
 }
 
 #endif

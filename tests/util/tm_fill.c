@@ -15,6 +15,15 @@ static inline float unit(uint64_t *s)
 	return (float)((double)(tu_splitmix64(s) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
+/* kern_f32_to_bf16 of a finite float (round to nearest even), inlined: the call was 15% of
+ * test_shardmap_molmo's CPU. unit()'s draws are finite, so the NaN case is never taken. */
+static inline uint16_t bf16_finite(float v)
+{
+	uint32_t u;
+	memcpy(&u, &v, 4);
+	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 void tu_fill_values(void *buf, wt_dtype dt, size_t es, uint64_t n, uint64_t *s)
 {
 	uint8_t *p = buf;
@@ -27,7 +36,7 @@ void tu_fill_values(void *buf, wt_dtype dt, size_t es, uint64_t n, uint64_t *s)
 		break;
 	case WT_BF16:
 		for (uint64_t i = 0; i < n; i++) {
-			uint16_t h = kern_f32_to_bf16(unit(s));
+			uint16_t h = bf16_finite(unit(s));
 			memcpy(p + i * 2, &h, 2);
 		}
 		break;
