@@ -54,19 +54,6 @@ bool config_is_deepseek_ocr(json_t *root)
 	       strcmp(a, "DeepseekOCRForCausalLM") == 0;
 }
 
-/* A string key of o (absent or null: dflt) that must be want: else WT_EUNSUPPORTED naming
- * key and why. */
-static int ocr_want(json_t *o, const char *key, const char *dflt, const char *want, const char *why,
-                    wt_errbuf *err)
-{
-	json_t *k = json_object_get(o, strrchr(key, '.') ? strrchr(key, '.') + 1 : key);
-	const char *s = k == NULL || json_is_null(k) ? dflt : json_string_value(k);
-	if (s != NULL && strcmp(s, want) == 0)
-		return WT_OK;
-	return wt_seterr(err, WT_EUNSUPPORTED, "config.json: %s is %s%s%s, not \"%s\"; %s", key,
-	                 s ? "\"" : "", s ? s : "not a string", s ? "\"" : "", want, why);
-}
-
 /* global_attn_indexes g (NULL or null: [2, 5, 8, 11]) into c->ocr_sam_global. */
 static int sam_globals(json_t *g, ckpt_config *c, wt_errbuf *err)
 {
@@ -168,10 +155,11 @@ static int parse_towers(json_t *w, ckpt_config *c, wt_errbuf *err)
 /* vision_config v (an object or NULL). */
 static int parse_vision(json_t *v, ckpt_config *c, wt_errbuf *err)
 {
-	int rv = ocr_want(v, "vision_config.model_name", "siglip_large_patch16_384", "deeplip_b_l",
-	                  "vLLM's deepseek_ocr.py builds SAM ViT-B and CLIP-L/14 (deeplip_b_l, "
-	                  "the release's) whatever vision_config says",
-	                  err);
+	int rv = config_deepseek_vl2_want(
+	    v, "vision_config.", "model_name", "siglip_large_patch16_384", "deeplip_b_l",
+	    "vLLM's deepseek_ocr.py builds SAM ViT-B and CLIP-L/14 (deeplip_b_l, "
+	    "the release's) whatever vision_config says",
+	    err);
 	json_t *w = json_object_get(v, "width");
 	if (rv == WT_OK && w != NULL && !json_is_null(w) && !json_is_object(w))
 		return wt_seterr(err, WT_ECORRUPT,
@@ -200,10 +188,11 @@ static int parse_vision(json_t *v, ckpt_config *c, wt_errbuf *err)
 static int parse_projector(json_t *p, ckpt_config *c, wt_errbuf *err)
 {
 	int64_t in = 1152, ne = 2048;
-	int rv = ocr_want(p, "projector_config.projector_type", "downsample_mlp_gelu", "linear",
-	                  "DeepSeek-OCR's projector is MlpProjector's linear one (the "
-	                  "release's); no other is cut here",
-	                  err);
+	int rv = config_deepseek_vl2_want(
+	    p, "projector_config.", "projector_type", "downsample_mlp_gelu", "linear",
+	    "DeepSeek-OCR's projector is MlpProjector's linear one (the "
+	    "release's); no other is cut here",
+	    err);
 	bool pool = false;
 	if (rv == WT_OK)
 		rv = config_get_bool(p, "token_pooling", false, &pool, err);
@@ -263,21 +252,12 @@ static int pick_lm(json_t *tc, ckpt_config *c, wt_errbuf *err)
 
 int config_parse_deepseek_ocr(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 {
-	json_t *p = json_object_get(root, "projector_config");
-	if ((v != NULL && !json_is_null(v) && !json_is_object(v)) ||
-	    (p != NULL && !json_is_null(p) && !json_is_object(p)))
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: 'vision_config' or 'projector_config' is not an "
-		                 "object");
-	int rv = ocr_want(root, "tile_tag", "tile_tag", "2D",
-	                  "vLLM's deepseek_ocr.py supports only the 2D tile tag (image_newline "
-	                  "and view_seperator; DeepseekVLV2Config's default is the string "
-	                  "\"tile_tag\"): give \"2D\"",
-	                  err);
+	json_t *p = NULL;
+	int rv = config_deepseek_vl2_top(root, v, "deepseek_ocr.py", &p, err);
 	if (rv == WT_OK)
 		rv = parse_vision(json_is_object(v) ? v : NULL, c, err);
 	if (rv == WT_OK)
-		rv = parse_projector(json_is_object(p) ? p : NULL, c, err);
+		rv = parse_projector(p, c, err);
 	if (rv == WT_OK) /* config_deepseek_vl2_root's */
 		rv = pick_lm(json_object_get(root, "text_config"), c, err);
 	c->has_vision = rv == WT_OK;

@@ -94,10 +94,8 @@ int config_deepseek_vl2_root(json_t *root, json_t **out, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* A string key of o (absent or null: dflt) that must be want; else WT_EUNSUPPORTED naming
- * in.key and why. */
-static int want_string(json_t *o, const char *in, const char *key, const char *dflt,
-                       const char *want, const char *why, wt_errbuf *err)
+int config_deepseek_vl2_want(json_t *o, const char *in, const char *key, const char *dflt,
+                             const char *want, const char *why, wt_errbuf *err)
 {
 	json_t *k = json_object_get(o, key);
 	const char *s = k == NULL || json_is_null(k) ? dflt : json_string_value(k);
@@ -128,14 +126,16 @@ static int parse_vision(json_t *v, ckpt_config *c, wt_errbuf *err)
 	    {"patch_size", 16, offsetof(ckpt_config, v_patch_size)},
 	    {"image_size", 384, offsetof(ckpt_config, v_image_size)},
 	};
-	int rv = want_string(v, "vision_config.", "model_name", "siglip_large_patch16_384",
-	                     "siglip_so400m_patch14_384",
-	                     "vLLM's deepseek_vl2.py builds timm's vit_so400m_patch14_siglip_384 "
-	                     "whatever vision_config says (every DeepSeek-VL2 release names it)",
-	                     err);
+	int rv = config_deepseek_vl2_want(
+	    v, "vision_config.", "model_name", "siglip_large_patch16_384",
+	    "siglip_so400m_patch14_384",
+	    "vLLM's deepseek_vl2.py builds timm's vit_so400m_patch14_siglip_384 "
+	    "whatever vision_config says (every DeepSeek-VL2 release names it)",
+	    err);
 	if (rv == WT_OK)
-		rv = want_string(v, "vision_config.", "global_pool", "map", "map",
-		                 "vLLM's tower has the MAP head (attn_pool) and no other", err);
+		rv = config_deepseek_vl2_want(
+		    v, "vision_config.", "global_pool", "map", "map",
+		    "vLLM's tower has the MAP head (attn_pool) and no other", err);
 	if (rv == WT_OK)
 		rv = want_false(v, "vision_config.", "class_token",
 		                "vLLM's so400m tower has no class token: give false", err);
@@ -164,9 +164,9 @@ static int parse_vision(json_t *v, ckpt_config *c, wt_errbuf *err)
 static int parse_projector(json_t *p, ckpt_config *c, wt_errbuf *err)
 {
 	int64_t depth = 2, mr = 1, ds = 2, in = 1152, ne = 2048;
-	int rv = want_string(p, "projector_config.", "projector_type", "downsample_mlp_gelu",
-	                     "downsample_mlp_gelu",
-	                     "vLLM's MlpProjector builds no other (NotImplementedError)", err);
+	int rv = config_deepseek_vl2_want(
+	    p, "projector_config.", "projector_type", "downsample_mlp_gelu", "downsample_mlp_gelu",
+	    "vLLM's MlpProjector builds no other (NotImplementedError)", err);
 	if (rv == WT_OK)
 		rv = want_false(p, "projector_config.", "token_pooling",
 		                "vLLM's MlpProjector asserts it is false: give false", err);
@@ -245,23 +245,33 @@ static int pick_lm(json_t *tc, ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-int config_parse_deepseek_vl2(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
+int config_deepseek_vl2_top(json_t *root, json_t *v, const char *script, json_t **p, wt_errbuf *err)
 {
-	json_t *p = json_object_get(root, "projector_config");
+	json_t *pc = json_object_get(root, "projector_config");
 	if ((v != NULL && !json_is_null(v) && !json_is_object(v)) ||
-	    (p != NULL && !json_is_null(p) && !json_is_object(p)))
+	    (pc != NULL && !json_is_null(pc) && !json_is_object(pc)))
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: 'vision_config' or 'projector_config' is not an "
 		                 "object");
-	int rv = want_string(root, "", "tile_tag", "tile_tag", "2D",
-	                     "vLLM's deepseek_vl2.py supports only the 2D tile tag (image_newline "
-	                     "and view_seperator; DeepseekVLV2Config's default is the string "
-	                     "\"tile_tag\"): give \"2D\"",
-	                     err);
+	char why[256];
+	snprintf(why, sizeof(why),
+	         "vLLM's %s supports only the 2D tile tag (image_newline and view_seperator; "
+	         "DeepseekVLV2Config's default is the string \"tile_tag\"): give \"2D\"",
+	         script);
+	int rv = config_deepseek_vl2_want(root, "", "tile_tag", "tile_tag", "2D", why, err);
+	if (rv == WT_OK)
+		*p = json_is_object(pc) ? pc : NULL;
+	return rv;
+}
+
+int config_parse_deepseek_vl2(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
+{
+	json_t *p = NULL;
+	int rv = config_deepseek_vl2_top(root, v, "deepseek_vl2.py", &p, err);
 	if (rv == WT_OK)
 		rv = parse_vision(json_is_object(v) ? v : NULL, c, err);
 	if (rv == WT_OK)
-		rv = parse_projector(json_is_object(p) ? p : NULL, c, err);
+		rv = parse_projector(p, c, err);
 	if (rv == WT_OK) /* config_deepseek_vl2_root's */
 		rv = pick_lm(json_object_get(root, "text_config"), c, err);
 	c->has_vision = rv == WT_OK;

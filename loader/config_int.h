@@ -208,6 +208,16 @@ int config_parse_internvl_chat(json_t *root, json_t *v, struct ckpt_config *c, w
 bool config_is_deepseek_vl2(json_t *root);
 int config_deepseek_vl2_root(json_t *root, json_t **out, wt_errbuf *err);
 int config_parse_deepseek_vl2(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* DeepSeek-VL2's and DeepSeek-OCR's string key `key` of o (absent or null: dflt) that must be
+ * want; else WT_EUNSUPPORTED naming in.key ("vision_config." "model_name") and why
+ * (config_deepseek_vl2.c). */
+int config_deepseek_vl2_want(json_t *o, const char *in, const char *key, const char *dflt,
+                             const char *want, const char *why, wt_errbuf *err);
+/* Their config.json's shared part: vision_config v and projector_config absent, null or
+ * objects (*p: the projector's object, else NULL), tile_tag "2D" (the only one vLLM's
+ * `script`, deepseek_vl2.py or deepseek_ocr.py, supports); else an error naming the key. */
+int config_deepseek_vl2_top(json_t *root, json_t *v, const char *script, json_t **p,
+                            wt_errbuf *err);
 /* Is root a DeepSeek-OCR config (model_type deepseek_vl_v2, DeepseekOCRForCausalLM)? Its flat
  * view is DeepSeek-VL2's (config_deepseek_vl2_root); its vision_config (the SAM ViT-B and
  * CLIP-L towers' sizes), projector_config, tile_tag and the language model's table into c

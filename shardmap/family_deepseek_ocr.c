@@ -226,16 +226,10 @@ static int dsocr_extra(const ckpt *ck, const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* The loader's vision fields (model_type deepseek_vl_v2) and the language model's sizes. */
+/* The loader's vision fields and the language model's sizes (shardmap_deepseek_vl2_check). */
 static int dsocr_check(const ckpt_config *c, wt_errbuf *err)
 {
-	if (!c->has_vision)
-		return wt_seterr(err, WT_ECORRUPT,
-		                 "config.json: %s needs model_type deepseek_vl_v2 with its "
-		                 "language_config, vision_config and projector_config "
-		                 "(DeepseekVLV2Config), as deepseek-ai/DeepSeek-OCR's",
-		                 c->architecture);
-	return shardmap_deepseek_vl2_lm_check(c, err);
+	return shardmap_deepseek_vl2_check(c, ", as deepseek-ai/DeepSeek-OCR's", err);
 }
 
 static const sm_family dsocr_v2, dsocr_v3;

@@ -139,21 +139,20 @@ static int dsvl2_extra(const ckpt *ck, const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-/* The loader's vision fields (model_type deepseek_vl_v2); the language model's sizes
- * (shardmap_deepseek_vl2_lm_check). */
+/* The loader's vision fields and the language model's sizes (shardmap_deepseek_vl2_check). */
 static int dsvl2_check(const ckpt_config *c, wt_errbuf *err)
+{
+	return shardmap_deepseek_vl2_check(c, "", err);
+}
+
+int shardmap_deepseek_vl2_check(const ckpt_config *c, const char *as, wt_errbuf *err)
 {
 	if (!c->has_vision)
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: %s needs model_type deepseek_vl_v2 with its "
 		                 "language_config, vision_config and projector_config "
-		                 "(DeepseekVLV2Config)",
-		                 c->architecture);
-	return shardmap_deepseek_vl2_lm_check(c, err);
-}
-
-int shardmap_deepseek_vl2_lm_check(const ckpt_config *c, wt_errbuf *err)
-{
+		                 "(DeepseekVLV2Config)%s",
+		                 c->architecture, as);
 	if (strcmp(c->lm_model_type, "deepseek") == 0)
 		return shardmap_check_head_quotient(c, "language_config.hidden_size",
 		                                    "language_config.num_attention_heads",

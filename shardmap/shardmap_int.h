@@ -415,11 +415,12 @@ bool shardmap_moe_glm4(const ckpt_config *cfg, int64_t i);
  * DeepSeek-VL2 and Kimi-VL, the DeepSeek MTP draft): MoE when there are routed experts, from
  * first_k_dense_replace on, every moe_layer_freq-th layer. */
 bool shardmap_moe_deepseek(const ckpt_config *cfg, int64_t i);
-/* The language model DeepSeek-VL2's and DeepSeek-OCR's loaders pick (lm_model_type): plain
- * attention's head_dim hid / H, an MLA one's kv_lora_rank / qk_nope_head_dim /
- * qk_rope_head_dim / v_head_dim set (the deepseek_v3 family's own check names that family's
- * table alone) (family_deepseek_vl2.c). */
-int shardmap_deepseek_vl2_lm_check(const ckpt_config *cfg, wt_errbuf *err);
+/* DeepSeek-VL2's and DeepSeek-OCR's check: the loader's vision fields (model_type
+ * deepseek_vl_v2; `as` ends the message: "" or ", as <release>'s"), then the language model
+ * its loader picks (lm_model_type): plain attention's head_dim hid / H, an MLA one's
+ * kv_lora_rank / qk_nope_head_dim / qk_rope_head_dim / v_head_dim set (the deepseek_v3
+ * family's own check names that family's table alone) (family_deepseek_vl2.c). */
+int shardmap_deepseek_vl2_check(const ckpt_config *cfg, const char *as, wt_errbuf *err);
 
 /* ---------- mapper ---------- */
 

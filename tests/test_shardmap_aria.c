@@ -61,8 +61,6 @@ static const char cfg_ok[] = AR_CFG(TOP_OK, TEXT_OK, VIS_KEYS);
 #define VB  VT "encoder.layers.%d."
 #define PJ  "multi_modal_projector."
 
-static const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, VI)};
-
 /* The projector's whole tensors (canonical names, [n, k]; k 0: a vector). */
 static const fx_leaf proj_whole[] = {
     {"query", NQ, VE},
@@ -117,24 +115,7 @@ static void ar_text(tm_model *m, lay y, bool lm_head, int64_t ne)
 /* The tower (`blocks` blocks, a 2 x 2 patch) and the projector (nq queries) in layout y. */
 static void ar_vision(tm_model *m, lay y, int blocks, int64_t nq)
 {
-	char b[200];
-	mm_ck_name(b, sizeof(b), VT "embeddings.patch_embedding.weight", y);
-	tm_add(m, b, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0, 0);
-	st_desc *d = &m->d[m->n - 1];
-	d->ndim = 4;
-	d->shape[0] = VE;
-	d->shape[1] = 3;
-	d->shape[2] = d->shape[3] = 2;
-	mm_add(m, y, VT "embeddings.patch_embedding.bias", VE, 0);
-	mm_add(m, y, VT "embeddings.position_embedding.weight", 16, VE);
-	for (int blk = 0; blk < blocks; blk++) {
-		char p[100];
-		snprintf(p, sizeof(p), VB, blk);
-		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++)
-			mm_add_at(m, y, p, block[k].leaf, block[k].n, block[k].k);
-	}
-	mm_add(m, y, VT "post_layernorm.weight", VE, 0);
-	mm_add(m, y, VT "post_layernorm.bias", VE, 0);
+	mm_add_vit_at(m, y, VT, false, VE, VI, 16, blocks);
 	for (size_t k = 0; k < sizeof(proj_whole) / sizeof(proj_whole[0]); k++)
 		mm_add_at(m, y, PJ, proj_whole[k].leaf, k == 0 ? nq : proj_whole[k].n,
 		          proj_whole[k].k);

@@ -22,6 +22,7 @@
 #define SEED 0x626167656cull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_tower.h"
 #include "test_shardmap_same_lm.h"
 
 /* the LM (Qwen2): hid 128, H 8, KV 2, d 16, I 192, V 1000 (padded 1024), 2 layers; the tower:
@@ -139,30 +140,9 @@ static const char *const gen_names[] = {
  * O_NOHEADLM without lm_head). */
 static tm_model *bg_model(int blocks, int64_t vi, int64_t fc1_cols, unsigned opt)
 {
-	const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, vi)};
 	tm_model *m = tm_new(SEED, WT_BF16);
 	add_lm(m, LM, opt);
-	if (opt & O_PE2)
-		tm_add2(m, VT "embeddings.patch_embedding.weight", VE, 3 * 2 * 2);
-	else {
-		tm_add(m, VT "embeddings.patch_embedding.weight", WT_DTYPE_INVALID, 1,
-		       VE * 3 * 2 * 2, 0, 0);
-		st_desc *d = &m->d[m->n - 1];
-		d->ndim = 4;
-		d->shape[0] = VE;
-		d->shape[1] = 3;
-		d->shape[2] = d->shape[3] = 2;
-	}
-	tm_add2(m, VT "embeddings.patch_embedding.bias", VE, 0);
-	tm_add2(m, VT "embeddings.position_embedding.weight", 4, VE);
-	char b[200];
-	for (int blk = 0; blk < blocks; blk++)
-		for (size_t j = 0; j < TM_NLEAVES(block); j++) {
-			snprintf(b, sizeof(b), VB "%s", blk, block[j].leaf);
-			tm_add2(m, b, block[j].n, block[j].k);
-		}
-	tm_add2(m, VT "post_layernorm.weight", VE, 0);
-	tm_add2(m, VT "post_layernorm.bias", VE, 0);
+	tm_siglip_tower(m, VT, blocks, VE, vi, 4, (opt & O_PE2) ? TM_TOWER_PE2D : 0);
 	if (opt & O_HEAD)
 		add_head(m, vi);
 	tm_add2(m, C "fc1.weight", HID, fc1_cols);

@@ -90,6 +90,8 @@
 #define CFG(lm) CFG_VP(lm, VIS(""), PROJ(""))
 
 static const char *const cfg[] = {CFG(MHA_KEYS), CFG(V2_KEYS), CFG(V3_KEYS)};
+/* dslm_lm_is's names: the LM's own, model.* and lm_head, with no prefix. */
+#define DSLM_PRE ""
 #include "test_shardmap_dslm.h"
 static const char *const towers[] = {
     ST, VT, "model.projector.", "model.image_newline", "model.view_seperator", NULL};
@@ -232,27 +234,6 @@ static void clip_block_is(const fx *f, uint32_t r, uint32_t T, int blk)
 	}
 }
 
-static const fx_experts XP = {L1 "mlp.experts.w13_weight",
-                              L1 "mlp.experts.w2_weight",
-                              L1 "mlp.experts.%lld.%s.weight",
-                              "gate_proj",
-                              "up_proj",
-                              "down_proj",
-                              HID,
-                              IE};
-
-/* Rank r of T's MLA layer 1 by hand (V2: q_proj rows by heads, kv_b_proj by heads, o_proj by
- * columns, kv_a whole). */
-static void mla_is(const fx *f, uint32_t r, uint32_t T)
-{
-	int64_t hl = 8 / T;
-	shp(f, r, A1 "q_proj.weight", 2, hl * 24, HID, 0);
-	rows_at(f, r, A1 "q_proj.weight", 0, A1 "q_proj.weight", r * hl * 24, hl * 24);
-	rows_at(f, r, A1 "kv_b_proj.weight", 0, A1 "kv_b_proj.weight", r * hl * 32, hl * 32);
-	cols_of(f, r, T, A1 "o_proj.weight", A1 "o_proj.weight", HID, 8 * 16);
-	repl(f, r, A1 "kv_a_proj_with_mqa.weight");
-}
-
 /* TP 2 and 4 by hand (the plain-attention and MLA LMs): the towers, the LM's attention, dense
  * MLP, shared experts, experts, router and vocabulary rows; counts; nothing skipped. */
 static void test_dsocr_slices(void **state)
@@ -267,25 +248,11 @@ static void test_dsocr_slices(void **state)
 				whole_on(&f, r);
 				for (int blk = 0; blk < 3; blk++)
 					clip_block_is(&f, r, T, blk);
-				if (k == K_MHA)
-					fx_attn_is(&f, r, T, A1, "o_proj.weight", 8, 8, HD, HID);
-				else
-					mla_is(&f, r, T);
-				fx_mlp_is(&f, r, T, L0 "mlp.", I, HID);
-				fx_mlp_is(&f, r, T, L1 "mlp.shared_experts.", 2 * IE, HID);
-				fx_experts_are(&f, &XP, r, 0, NE, r * IE / T, IE / T, false);
-				repl(&f, r, L1 "mlp.gate.weight");
-				repl(&f, r, "model.norm.weight");
-				fx_vocab_is(&f, r, T, "lm_head.weight", V, VP, HID);
-				fx_vocab_is(&f, r, T, "model.embed_tokens.weight", V, VP, HID);
-				/* the LM: 3 + layer 0 (2 norms, attention, 2) + 2 x (2 norms,
-				 * attention, router, 2 stacks, 2 shared); MHA attention 2
-				 * tensors, V2's 5; CLIP 3 x 12 + 5, SAM 2 x 14 + 11, projector 2,
+				dslm_lm_is(&f, r, T, k);
+				/* the LM; CLIP 3 x 12 + 5, SAM 2 x 14 + 11, projector 2,
 				 * separators 2 */
-				size_t att = k == K_MHA ? 2 : 5;
 				assert_int_equal(shardmap_rank_n_tensors(f.p, r),
-				                 3 + (4 + att) + 2 * (7 + att) + 36 + 5 + 28 + 11 +
-				                     4);
+				                 dslm_lm_tensors(k) + 36 + 5 + 28 + 11 + 4);
 			}
 			assert_false(shardmap_tied_lm_head(f.p));
 			assert_int_equal(shardmap_n_skipped(f.p), 0);

@@ -81,6 +81,8 @@
 #define CFG(lm)               CFG_VP(lm, VIS(""), PROJ(""))
 
 static const char *const cfg[] = {CFG(MHA_KEYS), CFG(V2_KEYS), CFG(V3_KEYS)};
+/* dslm_lm_is's names: the LM's model.* and lm_head under language. */
+#define DSLM_PRE LM
 #include "test_shardmap_dslm.h"
 /* A tower block's leaves. */
 static const tm_leaf blk[] = {
@@ -164,28 +166,6 @@ static void vision_whole(const fx *f, uint32_t r)
 	assert_int_equal(info(f, r, "vision.pos_embed")->ndim, 3);
 }
 
-static const fx_experts XP = {L1 "mlp.experts.w13_weight",
-                              L1 "mlp.experts.w2_weight",
-                              L1 "mlp.experts.%lld.%s.weight",
-                              "gate_proj",
-                              "up_proj",
-                              "down_proj",
-                              HID,
-                              IE};
-
-/* Rank r of T's MLA layer 1 by hand: q_proj (V2) rows by heads (24 a head), kv_b_proj by
- * heads (32 a head), o_proj by columns (16 a head), kv_a whole. */
-static void mla_is(const fx *f, uint32_t r, uint32_t T)
-{
-	int64_t hl = 8 / T;
-	shp(f, r, A1 "q_proj.weight", 2, hl * 24, HID, 0);
-	rows_at(f, r, A1 "q_proj.weight", 0, A1 "q_proj.weight", r * hl * 24, hl * 24);
-	rows_at(f, r, A1 "kv_b_proj.weight", 0, A1 "kv_b_proj.weight", r * hl * 32, hl * 32);
-	cols_of(f, r, T, A1 "o_proj.weight", A1 "o_proj.weight", HID, 8 * 16);
-	repl(f, r, A1 "kv_a_proj_with_mqa.weight");
-	repl(f, r, A1 "kv_a_layernorm.weight");
-}
-
 /* TP 2 and 4 by hand (the MHA and V2 LMs): the tower and projector whole, the LM's attention,
  * dense MLP, shared experts, experts, router and vocabulary rows; nothing skipped. */
 static void test_dsvl2_slices(void **state)
@@ -198,25 +178,11 @@ static void test_dsvl2_slices(void **state)
 			assert_string_equal(shardmap_family(f.p), "deepseek_vl2");
 			for (uint32_t r = 0; r < T; r++) {
 				vision_whole(&f, r);
-				if (k == K_MHA)
-					fx_attn_is(&f, r, T, A1, "o_proj.weight", 8, 8, HD, HID);
-				else
-					mla_is(&f, r, T);
-				fx_mlp_is(&f, r, T, L0 "mlp.", I, HID);
-				fx_mlp_is(&f, r, T, L1 "mlp.shared_experts.", 2 * IE, HID);
-				fx_experts_are(&f, &XP, r, 0, NE, r * IE / T, IE / T, false);
-				repl(&f, r, L1 "mlp.gate.weight");
-				repl(&f, r, LM "model.norm.weight");
-				fx_vocab_is(&f, r, T, LM "lm_head.weight", V, VP, HID);
-				fx_vocab_is(&f, r, T, LM "model.embed_tokens.weight", V, VP, HID);
-				/* the LM: 3 + layer 0 (2 norms, attention, 2) + 2 x (2 norms,
-				 * attention, router, 2 stacks, 2 shared); MHA attention 2 tensors,
-				 * V2's 5; the tower: 3 + 2 x 12 + 2 + 13 (attn_pool and latent),
+				dslm_lm_is(&f, r, T, k);
+				/* the LM; the tower: 3 + 2 x 12 + 2 + 13 (attn_pool and latent),
 				 * projector 4, separators 2 */
-				size_t att = k == K_MHA ? 2 : 5;
 				assert_int_equal(shardmap_rank_n_tensors(f.p, r),
-				                 3 + (4 + att) + 2 * (7 + att) + 3 + 24 + 2 + 13 +
-				                     4 + 2);
+				                 dslm_lm_tensors(k) + 3 + 24 + 2 + 13 + 4 + 2);
 			}
 			assert_false(shardmap_tied_lm_head(f.p));
 			assert_int_equal(shardmap_n_skipped(f.p), 0);

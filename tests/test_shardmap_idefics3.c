@@ -25,6 +25,7 @@
 
 #define SEED 0x1de3ull
 #include "test_shardmap_fx.h"
+#include "test_shardmap_tower.h"
 
 /* LM: hid 64, H 8, KV 2, d 8 (H*d 64, KV*d 16), I 128, V 128, L 1, untied. Vision: 2
  * blocks, width 32, 8 heads, MLP 64, image 8 / patch 2: 4 x 4 = 16 patches; scale_factor 2:
@@ -54,8 +55,6 @@ static const char cfg_text[] = "{\"architectures\":[\"LlamaForCausalLM\"]," LM_K
 #define PROJ "model.connector.modality_projection.proj.weight"
 #define TM   "model.text_model."
 
-static const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, VI)};
-
 /* The language model under prefix lm ("model.text_model." or Llama's "model."), lm_head
  * unless tied, then unless text-only the tower of `blocks` blocks and the connector. */
 static tm_model *i3_model(bool text, bool lm_head, int blocks)
@@ -84,22 +83,7 @@ static tm_model *i3_model(bool text, bool lm_head, int blocks)
 		tm_add2(m, "lm_head.weight", 128, HID);
 	if (text)
 		return m;
-	tm_add(m, VT "embeddings.patch_embedding.weight", WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0,
-	       0);
-	st_desc *d = &m->d[m->n - 1];
-	d->ndim = 4;
-	d->shape[0] = VE;
-	d->shape[1] = 3;
-	d->shape[2] = d->shape[3] = 2;
-	tm_add2(m, VT "embeddings.patch_embedding.bias", VE, 0);
-	tm_add2(m, VT "embeddings.position_embedding.weight", VNP, VE);
-	for (int blk = 0; blk < blocks; blk++)
-		for (size_t k = 0; k < sizeof(block) / sizeof(block[0]); k++) {
-			snprintf(b, sizeof(b), VB "%s", blk, block[k].leaf);
-			tm_add2(m, b, block[k].n, block[k].k);
-		}
-	tm_add2(m, VT "post_layernorm.weight", VE, 0);
-	tm_add2(m, VT "post_layernorm.bias", VE, 0);
+	tm_siglip_tower(m, VT, blocks, VE, VI, VNP, 0);
 	tm_add2(m, PROJ, HID, VM);
 	return m;
 }

@@ -22,6 +22,7 @@
 #define SEED 0x69736163ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_tower.h"
 #include "test_shardmap_same_lm.h"
 
 /* the LM (Qwen3): hid 128, H 8, KV 2, d 16, I 192, V 1000 (padded 1024), 2 layers; the tower:
@@ -93,20 +94,9 @@ static void add_lm(tm_model *m, const char *lm, unsigned opt)
  * O_NOHEADLM without lm_head, O_F1 linear_fc1 of 2 M rows). */
 static tm_model *is_model(int blocks, int64_t vi, unsigned opt)
 {
-	const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, vi)};
 	tm_model *m = tm_new(SEED, WT_BF16);
 	add_lm(m, (opt & O_TEXT) ? "model.text_model." : "model.", opt);
-	tm_add2(m, VT "embeddings.patch_embedding.weight", VE, 3 * 2 * 2);
-	tm_add2(m, VT "embeddings.patch_embedding.bias", VE, 0);
-	tm_add2(m, VT "embeddings.position_embedding.weight", 4, VE);
-	char b[200];
-	for (int blk = 0; blk < blocks; blk++)
-		for (size_t j = 0; j < TM_NLEAVES(block); j++) {
-			snprintf(b, sizeof(b), VB "%s", blk, block[j].leaf);
-			tm_add2(m, b, block[j].n, block[j].k);
-		}
-	tm_add2(m, VT "post_layernorm.weight", VE, 0);
-	tm_add2(m, VT "post_layernorm.bias", VE, 0);
+	tm_siglip_tower(m, VT, blocks, VE, vi, 4, TM_TOWER_PE2D);
 	if (opt & O_HEAD)
 		tm_add(m, VT "head.probe", WT_DTYPE_INVALID, 3, 1, 1, VE);
 	if (!(opt & O_NOFC1))

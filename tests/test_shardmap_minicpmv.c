@@ -23,6 +23,7 @@
 #define SEED 0x3c9a5ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_tower.h"
 
 /* the LM: hid 128 (the resampler's nn.MultiheadAttention: 1 head), H 8, KV 2, d 16, I 192,
  * V 1000 (padded 1024), 2 layers; the tower: width 64, 8 heads of 8, MLP 128, image 4 /
@@ -96,8 +97,6 @@ static void add_lm(tm_model *m, const char *p, int k)
 	tm_layers(m, fmt, 2, lm_leaves, TM_NLEAVES(lm_leaves), lm_opts[k]);
 }
 
-static const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, VI)};
-
 /* The resampler's tensors but kv_proj: [rows, cols] (cols 0: a vector). */
 static const tm_leaf rs_whole[] = {{RS "query", NQ, HID, 0},
                                    {RS "attn.in_proj_weight", 3 * HID, HID, 0},
@@ -119,23 +118,7 @@ static tm_model *mcv_model(int k, int blocks, unsigned opt)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
 	add_lm(m, LM, k);
-	tm_add(m, VT "embeddings.patch_embedding.weight", WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0,
-	       0);
-	st_desc *d = &m->d[m->n - 1];
-	d->ndim = 4;
-	d->shape[0] = VE;
-	d->shape[1] = 3;
-	d->shape[2] = d->shape[3] = 2;
-	tm_add2(m, VT "embeddings.patch_embedding.bias", VE, 0);
-	tm_add2(m, VT "embeddings.position_embedding.weight", 4, VE);
-	char b[200];
-	for (int blk = 0; blk < blocks; blk++)
-		for (size_t j = 0; j < TM_NLEAVES(block); j++) {
-			snprintf(b, sizeof(b), VB "%s", blk, block[j].leaf);
-			tm_add2(m, b, block[j].n, block[j].k);
-		}
-	tm_add2(m, VT "post_layernorm.weight", VE, 0);
-	tm_add2(m, VT "post_layernorm.bias", VE, 0);
+	tm_siglip_tower(m, VT, blocks, VE, VI, 4, 0);
 	if (opt & O_HEAD) {
 		tm_add(m, VT "head.probe", WT_DTYPE_INVALID, 3, 1, 1, VE);
 		tm_add2(m, VT "head.attention.in_proj_weight", 3 * VE, VE);

@@ -23,6 +23,7 @@
 #define SEED 0x70616464ull
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
+#include "test_shardmap_tower.h"
 #include "test_shardmap_same_lm.h"
 
 /* the LM (ERNIE 4.5): hid 128, H 8, KV 2, d 32 (H d = 256, not hid), I 192, V 1000 (padded
@@ -87,28 +88,11 @@ static void add_lm(tm_model *m, unsigned opt)
  * without lm_head). */
 static tm_model *pv_model(int blocks, int64_t vi, int64_t pre, unsigned opt)
 {
-	const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, vi)};
 	tm_model *m = tm_new(SEED, WT_BF16);
 	add_lm(m, opt);
-	tm_add(m, VT "embeddings.patch_embedding.weight", WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2, 0,
-	       0);
-	st_desc *d = &m->d[m->n - 1];
-	d->ndim = 4;
-	d->shape[0] = VE;
-	d->shape[1] = 3;
-	d->shape[2] = d->shape[3] = 2;
-	tm_add2(m, VT "embeddings.patch_embedding.bias", VE, 0);
-	tm_add2(m, VT "embeddings.position_embedding.weight", 4, VE);
+	tm_siglip_tower(m, VT, blocks, VE, vi, 4, 0);
 	if (opt & O_PACK)
 		tm_add2(m, VT "embeddings.packing_position_embedding.weight", 32768, VE);
-	char b[200];
-	for (int blk = 0; blk < blocks; blk++)
-		for (size_t j = 0; j < TM_NLEAVES(block); j++) {
-			snprintf(b, sizeof(b), VB "%s", blk, block[j].leaf);
-			tm_add2(m, b, block[j].n, block[j].k);
-		}
-	tm_add2(m, VT "post_layernorm.weight", VE, 0);
-	tm_add2(m, VT "post_layernorm.bias", VE, 0);
 	if (opt & O_HEAD) {
 		tm_add(m, VT "head.probe", WT_DTYPE_INVALID, 3, 1, 1, VE);
 		tm_add2(m, VT "head.attention.in_proj_weight", 3 * VE, VE);
