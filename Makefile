@@ -40,8 +40,12 @@ WT_VERSION := $(shell sed -n 's/^.define WT_VERSION_STRING *"\(.*\)"/\1/p' inclu
 SONAME     := libweights.so.$(firstword $(subst ., ,$(WT_VERSION)))
 SOFILE     := libweights.so.$(WT_VERSION)
 
+# CI builds (CI=true) keep only line tables (-g1), as the sanitizer builds do (SAN_DEBUG
+# below): a failure's backtrace names the same file:line, and compiling takes about a quarter
+# less CPU (30 test sources: 7.4 -> 5.4 s); a local build keeps full debug info (-g).
+DEBUG    ?= $(if $(filter true,$(CI)),-g1,-g)
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -fvisibility=hidden -pthread \
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -O2 $(DEBUG) -fPIC -fvisibility=hidden -pthread \
              $(WARN) $(WERROR) -Iinclude -I. -I$(BUILD)/gen -DWT_BUILDING \
              $(SANFLAGS) $(CUDA_DEFS) $(CFLAGS)
 # -lcurl: only the tests and benches that call libcurl themselves record it (--as-needed below);

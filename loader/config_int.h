@@ -70,6 +70,11 @@ int config_parse_aya_vision(json_t *root, struct ckpt_config *c, wt_errbuf *err)
  * the tower's and text_config's model_type (config_llava.c). */
 bool config_is_llava_onevision(json_t *root);
 int config_parse_llava_onevision(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root an R-4B config (architectures[0] RForConditionalGeneration; the remote class's
+ * model_type is not relied on)? LLaVA-OneVision's keys, text_config.model_type required
+ * (config_rvl.c). */
+bool config_is_rvl(json_t *root);
+int config_parse_rvl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a MiniMax-VL-01 config (model_type minimax_vl_01)? Its vision_feature_layer, the
  * tower's and text_config's model_type, the latter required (config_llava.c). */
 bool config_is_minimax_vl(json_t *root);

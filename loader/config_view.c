@@ -195,6 +195,11 @@ static bool lm_class_fixed(json_t *root, const char *mt, const char *tmt, const 
 		/* the remote BeeConfig builds its text_config by model_type (Bee-8B's qwen3):
 		 * Qwen3Config's defaults, the row InternVL3.5's qwen3 text_config reads */
 		return set_class(out, "internvl:qwen3");
+	if (config_is_rvl(root))
+		/* R-4B's remote config builds text_config by its model_type (config_rvl.c requires
+		 * it; qwen3 in the release): Qwen3Config's defaults, InternVL3.5's qwen3 row */
+		return set_class(out,
+		                 tmt == NULL || strcmp(tmt, "qwen3") == 0 ? "internvl:qwen3" : tmt);
 	if (mt != NULL && strcmp(mt, "mistral3") == 0 && tmt != NULL && strcmp(tmt, "qwen3") == 0)
 		/* Mistral3Config builds a Qwen3Config of a qwen3 text_config (LightOnOCR-1B's):
 		 * Qwen3Config's defaults, the row InternVL3.5's qwen3 text_config reads */
@@ -287,7 +292,8 @@ static void drop_composite_keys(json_t *v, json_t *root)
 	for (size_t i = 0; mt != NULL && i < sizeof(tie_by_text) / sizeof(tie_by_text[0]); i++)
 		if (strcmp(mt, tie_by_text[i]) == 0)
 			json_object_del(v, "tie_word_embeddings");
-	if (config_is_minimax_vl(root)) /* vLLM builds its LM of text_config alone */
+	/* vLLM builds their LM of text_config alone (R-4B: by architecture) */
+	if (config_is_minimax_vl(root) || config_is_rvl(root))
 		json_object_del(v, "tie_word_embeddings");
 	if (config_is_internvl_chat(root)) /* NVLM_D's too: tied by llm_config alone */
 		json_object_del(v, "tie_word_embeddings");

@@ -94,6 +94,8 @@ static int parse_vision_top(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *
 		rv = config_parse_aya_vision(root, c, err);
 	if (rv == WT_OK && onevision)
 		rv = config_parse_llava_onevision(root, v, c, err);
+	if (rv == WT_OK && !onevision && config_is_rvl(root)) /* R-4B: LLaVA-OneVision's keys */
+		rv = config_parse_rvl(root, v, c, err);
 	if (rv == WT_OK && config_is_cohere2_vision(root))
 		rv = config_parse_cohere2_vision(root, c, err);
 	if (rv == WT_OK && config_is_lfm2_vl(root))

@@ -116,6 +116,7 @@ extern const sm_family shardmap_family_llava_onevision;
 extern const sm_family shardmap_family_bee; /* family_bee.c */
 extern const sm_family shardmap_family_cohere2_vision;
 extern const sm_family shardmap_family_llava_next_video;
+extern const sm_family shardmap_family_rvl; /* family_rvl.c: R-4B */
 extern const sm_family shardmap_family_qwen2_audio;
 extern const sm_family shardmap_family_internvl;
 extern const sm_family shardmap_family_internvl_chat;     /* family_internvl_chat.c */

@@ -107,6 +107,7 @@ static const sm_family *const families[] = {
     &shardmap_family_bee,
     &shardmap_family_cohere2_vision,
     &shardmap_family_llava_next_video,
+    &shardmap_family_rvl,
     &shardmap_family_qwen2_audio,
     &shardmap_family_internvl,
     &shardmap_family_internvl_chat,

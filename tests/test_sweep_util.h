@@ -173,7 +173,9 @@ static __attribute__((unused)) bool sw_try(sw_stats *s, const char *dir, bool de
 	ckpt *c = NULL;
 	wt_errbuf err = {0};
 	assert_int_equal(store_open(&st, dir, &err), WT_OK);
-	int rv = ckpt_open(&c, st, &err);
+	/* the content digests only where the reference reads the tensors (deep): a case planned
+	 * only reads no tensor byte, and what it changed is config.json or a header */
+	int rv = deep ? ckpt_open(&c, st, &err) : ckpt_open_quick(&c, st, &err);
 	sw_check_refusal(s, "open", rv, &err, where);
 	int ok_lay = -1;
 	for (int i = 0; rv == WT_OK && i < (int)(sizeof(sw_lays) / sizeof(sw_lays[0])); i++) {
