@@ -81,6 +81,10 @@ bool config_is_minimax_vl(json_t *root);
 int config_parse_minimax_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* root with text_config laid over it and MiniMax-Text-01's keys renamed (the reference). */
 int config_minimax_vl_flat(json_t *root, wt_errbuf *err);
+/* Is root a Bee config (model_type bee)? LLaVA-OneVision's keys, text_config.model_type,
+ * vision_config.model_type and vision_feature_layer required (config_bee.c). */
+bool config_is_bee(json_t *root);
+int config_parse_bee(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a Kimi-VL config (model_type kimi_vl)? Its vision_config with MoonViTConfig's
  * defaults (v NULL or null: all of them), text_config required, its topk_method
  * (config_kimi_vl.c). config_kimi_vl_text_keys: DeepseekV2Config's q_lora_rank /

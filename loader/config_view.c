@@ -191,6 +191,10 @@ static bool lm_class_fixed(json_t *root, const char *mt, const char *tmt, const 
 		/* vLLM's OpenCUAConfig builds Qwen2Config(**text_config) whatever its model_type
 		 * says: Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
 		return set_class(out, "internvl:qwen2");
+	if (mt != NULL && strcmp(mt, "bee") == 0 && tmt != NULL && strcmp(tmt, "qwen3") == 0)
+		/* the remote BeeConfig builds its text_config by model_type (Bee-8B's qwen3):
+		 * Qwen3Config's defaults, the row InternVL3.5's qwen3 text_config reads */
+		return set_class(out, "internvl:qwen3");
 	if (config_is_rvl(root))
 		/* R-4B's remote config builds text_config by its model_type (config_rvl.c requires
 		 * it; qwen3 in the release): Qwen3Config's defaults, InternVL3.5's qwen3 row */
@@ -275,6 +279,7 @@ static const char *const tie_by_text[] = {
     "ovis2_5",
     "ultravox",
     "bagel",
+    "bee",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

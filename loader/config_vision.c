@@ -102,6 +102,8 @@ static int parse_vision_top(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *
 		rv = config_parse_lfm2_vl(root, v, c, err);
 	if (rv == WT_OK && config_is_minimax_vl(root))
 		rv = config_parse_minimax_vl(root, v, c, err);
+	if (rv == WT_OK && config_is_bee(root))
+		rv = config_parse_bee(root, v, c, err);
 	if (rv == WT_OK && config_is_paddleocr_vl(root))
 		rv = config_parse_paddleocr_vl(root, err);
 	if (rv == WT_OK && config_is_glm4v_old(root)) /* EVA2CLIP's keys, no defaults */

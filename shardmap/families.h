@@ -113,6 +113,7 @@ extern const sm_family shardmap_family_smolvlm;
 extern const sm_family shardmap_family_paligemma;
 extern const sm_family shardmap_family_aya_vision;
 extern const sm_family shardmap_family_llava_onevision;
+extern const sm_family shardmap_family_bee; /* family_bee.c */
 extern const sm_family shardmap_family_cohere2_vision;
 extern const sm_family shardmap_family_llava_next_video;
 extern const sm_family shardmap_family_rvl; /* family_rvl.c: R-4B */

@@ -92,20 +92,6 @@ static int rvl_check(const ckpt_config *c, wt_errbuf *err)
 
 static const char *const rvl_archs[] = {"RForConditionalGeneration", NULL};
 
-/* transformers >= 4.52 checkpoint prefix -> the released one (RForConditionalGeneration's
- * hf_to_vllm_mapper) */
-static const char *const rvl_aliases[] = {"model.language_model.",
-                                          "language_model.model.",
-                                          "model.vision_tower.",
-                                          "vision_tower.",
-                                          "model.multi_modal_projector.",
-                                          "multi_modal_projector.",
-                                          "model.image_newline",
-                                          "image_newline",
-                                          "lm_head.",
-                                          "language_model.lm_head.",
-                                          NULL};
-
 const sm_family shardmap_family_rvl = {
     .name = "rvl",
     .archs = rvl_archs,
@@ -113,7 +99,8 @@ const sm_family shardmap_family_rvl = {
     .n_rules = SM_NRULES(rvl_rules),
     .layer_prefix = "language_model.model.layers.",
     .check = rvl_check,
-    .aliases = rvl_aliases,
+    /* RForConditionalGeneration's hf_to_vllm_mapper: LLaVA-NeXT's five prefixes */
+    .aliases = shardmap_llava_next_aliases,
     .vision_gated = true,
     .vision_siglip = true,
     .drop_canon = rvl_drop,

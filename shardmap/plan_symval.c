@@ -233,6 +233,9 @@ static bool fused_dim_value(const sm_dims *d, int sym, int64_t *v)
 	case SM_D_HID2:
 		*v = 2 * d->hidden;
 		return true;
+	case SM_D_HID4:
+		*v = 4 * d->hidden;
+		return true;
 	case SM_D_EFC:
 		*v = d->eagle_fc_in;
 		return true;

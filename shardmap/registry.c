@@ -104,6 +104,7 @@ static const sm_family *const families[] = {
     &shardmap_family_paligemma,
     &shardmap_family_aya_vision,
     &shardmap_family_llava_onevision,
+    &shardmap_family_bee,
     &shardmap_family_cohere2_vision,
     &shardmap_family_llava_next_video,
     &shardmap_family_rvl,

@@ -215,6 +215,7 @@ typedef enum {
 	 * q_norm / k_norm, attn.proj columns), and three times it (attn.qkv rows) */
 	SM_D_VA,
 	SM_D_V3A,
+	SM_D_HID4, /* 4 * hidden_size: Bee's projector linear_1 rows, linear_2 columns */
 	SM_D_COUNT_
 } sm_dim;
 

@@ -332,6 +332,9 @@ bool shardmap_int_kept(const sm_family *f, const sm_rule *r, const ckpt_tensor *
  * (model.language_model., model.vision_tower., model.multi_modal_projector., lm_head.)
  * and the released ones they map to (family_gemma3.c; Gemma 3, Mistral 3). */
 extern const char *const shardmap_llava_aliases[];
+/* Those and model.image_newline -> image_newline (family_llava.c; LLaVA-NeXT, LLaVA-OneVision,
+ * LLaVA-NeXT-Video, Bee: vLLM's hf_to_vllm_mapper of llava_next.py / bee.py). */
+extern const char *const shardmap_llava_next_aliases[];
 /* The Qwen2-VL-style prefixes (model.language_model. -> model., model.visual. -> visual.;
  * family_qwen2vl.c; Qwen2-VL, Qwen2.5-VL, Qwen3-VL, GLM-4.1V / 4.5V). */
 extern const char *const shardmap_qwen_vl_aliases[];
