@@ -302,6 +302,12 @@ int config_parse_lfm2_vl(json_t *root, json_t *v, struct ckpt_config *c, wt_errb
  * with PixelShuffleSiglip2VisionConfig's defaults (config_isaac.c). */
 bool config_is_isaac(json_t *root);
 int config_parse_isaac(json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a HyperCLOVAX-SEED-Vision config (model_type hyperclovax_vlm)? config_parse_hcx:
+ * text_config / vision_config model_type (required), use_nth_layer (-2) as v_feature_layer,
+ * vision_use_head, proj_pos_emb / proj_prenorm into c; anyres false, a projector other than
+ * cabstractor and a non-square num_queries_vis_abstractor_image refused (config_hcx.c). */
+bool config_is_hcx(json_t *root);
+int config_parse_hcx(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a BAGEL config (model_type bagel)? Its flat view: llm_config as text_config (model_type
  * qwen2, qk_norm as use_qk_norm), vit_config as vision_config (siglip_vision_model, 27 blocks
  * as 26, vision_use_head false when absent); visual_und false refused. config_parse_bagel: the

@@ -187,6 +187,11 @@ static bool lm_class_fixed(json_t *root, const char *mt, const char *tmt, const 
 		/* vLLM's BagelConfig builds Qwen2Config(**llm_config) whatever it says:
 		 * Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
 		return set_class(out, "internvl:qwen2");
+	if (config_is_hcx(root))
+		/* HCXVisionConfig builds text_config by its model_type (AutoConfig.for_model;
+		 * required): LlamaConfig's defaults for llama, the row LLaVA's llama reads */
+		return set_class(out,
+		                 tmt != NULL && strcmp(tmt, "llama") == 0 ? "llava:llama" : tmt);
 	if (mt != NULL && strcmp(mt, "opencua") == 0)
 		/* vLLM's OpenCUAConfig builds Qwen2Config(**text_config) whatever its model_type
 		 * says: Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
@@ -280,6 +285,7 @@ static const char *const tie_by_text[] = {
     "ultravox",
     "bagel",
     "bee",
+    "hyperclovax_vlm",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

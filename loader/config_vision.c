@@ -112,6 +112,8 @@ static int parse_vision_top(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *
 		rv = config_parse_hunyuan_vl(v, c, err);
 	if (rv == WT_OK && config_is_bagel(root)) /* the flat view's vit_config */
 		config_parse_bagel(v, c);
+	if (rv == WT_OK && config_is_hcx(root)) /* HCXVisionConfig's top-level keys */
+		rv = config_parse_hcx(root, v, c, err);
 	return rv;
 }
 

@@ -438,6 +438,11 @@ typedef struct ckpt_config {
 	 * v_hidden_size, hidden_size (the merger's output) to v_out_hidden_size; dt_config: read
 	 * as one */
 	bool dt_post_norm, dt_config;
+	/* HyperCLOVAX-SEED-Vision (HCXVisionConfig, model_type hyperclovax_vlm; read for it only,
+	 * config_hcx.c): the C-Abstractor's proj_pos_emb (default true: mm_projector.pos_emb) and
+	 * proj_prenorm (default false: mm_projector.prenorm); use_nth_layer goes to
+	 * v_feature_layer (-2), the sub-configs' model_type to v_model_type / lm_model_type */
+	bool hcx_pos_emb, hcx_prenorm;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

@@ -59,6 +59,12 @@ static bool cfg_switch_more(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_BGHEAD:
 		*on = c->v_use_head;
 		return true;
+	case SM_C_HCXPOS:
+		*on = c->hcx_pos_emb;
+		return true;
+	case SM_C_HCXPRE:
+		*on = c->hcx_prenorm;
+		return true;
 	case SM_C_EAGLEFC:
 		*on = c->eagle_aux;
 		return true;
@@ -330,6 +336,10 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	    {SM_C_BGHEAD, "vit_config.vision_use_head true (vLLM builds the pooling head)",
 	     "vit_config.vision_use_head is false or absent (vLLM's bagel.py sets it false: no "
 	     "pooling head)"},
+	    {SM_C_HCXPOS, "proj_pos_emb true or absent (HCXVisionConfig's default: pos_emb)",
+	     "proj_pos_emb is false (vLLM's C-Abstractor builds no pos_emb)"},
+	    {SM_C_HCXPRE, "proj_prenorm true (vLLM's C-Abstractor builds prenorm)",
+	     "proj_prenorm is false or absent (HCXVisionConfig's default: no prenorm)"},
 	    {SM_C_VPOOL, "vision_config.use_mean_pooling false",
 	     "vision_config.use_mean_pooling is true or absent (the final layernorm is an "
 	     "Identity)"},

@@ -73,6 +73,7 @@ static const sm_family *const families[] = {
     &shardmap_family_keye,
     &shardmap_family_isaac,
     &shardmap_family_bagel,
+    &shardmap_family_hcx,
     &shardmap_family_nano_vl,
     &shardmap_family_dots_ocr,
     &shardmap_family_paddleocr_vl,

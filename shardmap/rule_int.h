@@ -361,6 +361,11 @@ typedef enum {
 	/* BAGEL's vit_config.vision_use_head true (v_use_head; bagel.py sets it false when absent):
 	 * SiglipVisionModel's pooling head */
 	SM_C_BGHEAD,
+	/* HyperCLOVAX-SEED-Vision's C-Abstractor: proj_pos_emb true or absent
+	 * (mm_projector.pos_emb: hcx_pos_emb), proj_prenorm true (mm_projector.prenorm:
+	 * hcx_prenorm) */
+	SM_C_HCXPOS,
+	SM_C_HCXPRE,
 } sm_cond;
 
 enum {
