@@ -1,7 +1,7 @@
 /*
  * config_minicpmv.c — MiniCPM-V's config.json (architectures MiniCPMV, model_type minicpmv:
- * the remote MiniCPMVConfig of openbmb/MiniCPM-Llama3-V-2_5, MiniCPM-V-2_6, MiniCPM-V-4,
- * MiniCPM-V-4_5; neither transformers 4.57.1 nor vLLM ships it).
+ * the remote MiniCPMVConfig of openbmb/MiniCPM-V-2, MiniCPM-Llama3-V-2_5, MiniCPM-V-2_6,
+ * MiniCPM-V-4, MiniCPM-V-4_5; neither transformers 4.57.1 nor vLLM ships it).
  *
  * The config is flat: MiniCPMVConfig subclasses the language model's config class (LlamaConfig
  * for 2.5 and 4.0, Qwen2Config for 2.6, Qwen3Config for 4.5), so the language model's keys
@@ -11,9 +11,10 @@
  * is 2304 and query_num 64, else (2, 5)) and builds LlamaForCausalLM (2.5, 4.0),
  * Qwen2ForCausalLM (2.6) or Qwen3ForCausalLM (4.5) of the config itself. So the flat view
  * (config_minicpmv_root) is config.json with text_config = its own keys, model_type that
- * class's (llama, qwen2, qwen3): that class's defaults fill the absent keys. Version 2.0
- * (MiniCPM-V-2: a timm SigLIP tower and MiniCPM's language model) and any version vLLM has
- * no class for are refused naming the version.
+ * class's (llama, qwen2, qwen3; minicpm for 2.0, MiniCPM-V-2: MiniCPMForCausalLM, read as
+ * the minicpm family's config with MiniCPMConfig's defaults): that class's defaults fill the
+ * absent keys. Any version vLLM has no class for is refused naming the version. 2.0's tower is
+ * timm's fixed SigLIP-400M (mcv2_tower), its vision_config not read.
  *
  * The tower (vLLM's Idefics2VisionTransformer of vision_config): MiniCPMVConfig builds
  * SiglipVisionConfig(**vision_config), so absent keys take SiglipVisionConfig's defaults
@@ -111,24 +112,18 @@ static int mcv_version(json_t *root, int64_t *ver, const char **mt, wt_errbuf *e
 	static const struct {
 		int maj, min;
 		const char *mt;
-	} lms[] = {{2, 5, "llama"}, {2, 6, "qwen2"}, {4, 0, "llama"}, {4, 5, "qwen3"}};
+	} lms[] = {
+	    {2, 0, "minicpm"}, {2, 5, "llama"}, {2, 6, "qwen2"}, {4, 0, "llama"}, {4, 5, "qwen3"}};
 	for (size_t k = 0; k < sizeof(lms) / sizeof(lms[0]); k++)
 		if (lms[k].maj == maj && lms[k].min == min) {
 			*ver = maj * 10 + min;
 			*mt = lms[k].mt;
 			return WT_OK;
 		}
-	if (maj == 2 && min == 0)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: MiniCPMV version %s is MiniCPM-V-2, which vLLM builds "
-		    "of a timm SigLIP tower and MiniCPM's language model: not cut here "
-		    "(versions 2.5, 2.6, 4.0 and 4.5 are)",
-		    s);
 	return wt_seterr(err, WT_EUNSUPPORTED,
 	                 "config.json: MiniCPMV version %s: vLLM's MiniCPMV builds versions 2.0, "
 	                 "2.5, 2.6, 4.0 and 4.5 only (str(version) split at '.'); give one of "
-	                 "2.5, 2.6, 4.0 or 4.5",
+	                 "2.0, 2.5, 2.6, 4.0 or 4.5",
 	                 s);
 }
 
@@ -154,6 +149,44 @@ int config_minicpmv_root(json_t *root, json_t **out, wt_errbuf *err)
 	return WT_OK;
 }
 
+/* Version 2.0's tower: timm's vit_so400m_patch14_siglip_384 (1152 wide, MLP 4304, 27 blocks
+ * of 16 heads, image 384, patch 14, 3 channels), which vLLM's MiniCPMV2_0 builds whatever
+ * vision_config says (not read); a vision_encoder naming another is refused. Its Resampler2 has
+ * int(sqrt(query_num))^2 queries while the image placeholder holds query_num tokens: a
+ * query_num that is not a square is refused. */
+static int mcv2_tower(json_t *root, ckpt_config *c, wt_errbuf *err)
+{
+	static const char so400m[] = "vit_so400m_patch14_siglip_384";
+	json_t *e = json_object_get(root, "vision_encoder");
+	const char *es = json_string_value(e);
+	if (e != NULL && !json_is_null(e) &&
+	    (es == NULL || strncmp(es, so400m, sizeof(so400m) - 1) != 0 ||
+	     (es[sizeof(so400m) - 1] != '\0' && strcmp(es + sizeof(so400m) - 1, ".webli") != 0)))
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: vision_encoder is not "
+		    "\"vit_so400m_patch14_siglip_384.webli\": vLLM's MiniCPMV2_0 builds "
+		    "that timm tower whatever the key says; give it or remove the key");
+	c->v_hidden_size = 1152;
+	c->v_intermediate_size = 4304;
+	c->v_num_layers = 27;
+	c->v_num_attn_heads = 16;
+	c->v_image_size = 384;
+	c->v_patch_size = 14;
+	c->v_in_chans = 3;
+	int64_t g = 0;
+	while ((g + 1) * (g + 1) <= c->mcv_query_num)
+		g++;
+	if (g * g != c->mcv_query_num)
+		return wt_seterr(
+		    err, WT_EUNSUPPORTED,
+		    "config.json: query_num %lld is not a square: vLLM's MiniCPM-V 2.0 "
+		    "Resampler2 builds int(sqrt(query_num))^2 = %lld queries while an "
+		    "image takes query_num tokens; give a square (the release's 64)",
+		    (long long)c->mcv_query_num, (long long)(g * g));
+	return WT_OK;
+}
+
 int config_parse_minicpmv(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 {
 	json_t *tc = json_object_get(root, "text_config"); /* config_minicpmv_root's */
@@ -175,7 +208,10 @@ int config_parse_minicpmv(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *er
 	    {"patch_size", given ? 16 : 14, offsetof(ckpt_config, v_patch_size)},
 	    {"num_channels", 3, offsetof(ckpt_config, v_in_chans)},
 	};
-	rv = config_read_ints(given ? v : NULL, "vision_config", ints, CONFIG_NKEYS(ints), c, err);
+	bool v2 = c->mcv_version == 20; /* vision_config not read: mcv2_tower */
+	rv = v2 ? WT_OK
+	        : config_read_ints(given ? v : NULL, "vision_config", ints, CONFIG_NKEYS(ints), c,
+	                           err);
 	if (rv == WT_OK)
 		rv = config_get_int(root, "query_num", 64, 1, &c->mcv_query_num, err);
 	if (rv == WT_OK && c->mcv_query_num > (int64_t)1 << 24)
@@ -184,6 +220,8 @@ int config_parse_minicpmv(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *er
 		              "config.json: query_num %lld is not a model's (the resampler's query "
 		              "rows; at most 2^24, the releases' 64)",
 		              (long long)c->mcv_query_num);
+	if (rv == WT_OK && v2)
+		rv = mcv2_tower(root, c, err);
 	if (rv == WT_OK)
 		rv = config_get_bool(root, "drop_vision_last_layer", true, &c->mcv_drop_last, err);
 	if (rv == WT_OK && c->mcv_drop_last && c->v_num_layers < 2)

@@ -161,9 +161,10 @@ static bool lm_class_fixed(json_t *root, const char *mt, const char *tmt, const 
 		 * text_config's model_type to it): that class's defaults under a name of their own
 		 */
 		tmt = tmt != NULL ? tmt : "llama";
-		return set_class(out, strcmp(tmt, "qwen2") == 0   ? "minicpmv:qwen2"
-		                      : strcmp(tmt, "qwen3") == 0 ? "minicpmv:qwen3"
-		                                                  : "minicpmv:llama");
+		return set_class(out, strcmp(tmt, "qwen2") == 0     ? "minicpmv:qwen2"
+		                      : strcmp(tmt, "qwen3") == 0   ? "minicpmv:qwen3"
+		                      : strcmp(tmt, "minicpm") == 0 ? "minicpm" /* 2.0 */
+		                                                    : "minicpmv:llama");
 	}
 	if (config_is_ovis(root))
 		/* OvisConfig builds llm_config by its model_type (AutoConfig.for_model;

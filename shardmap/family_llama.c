@@ -281,11 +281,7 @@ static int ministral_check(const ckpt_config *c, wt_errbuf *err)
  * (MinistralAttention / MinistralMLP build every Linear with bias=False, and vLLM's llama.py
  * builds none without attention_bias / mlp_bias, which MinistralConfig lacks), so a bias is an
  * unknown tensor; the per-layer sliding / full attention (layer_types, sliding_window) is math.
- * MinistralConfig unties. */
-#define MINISTRAL_ATTN                                                                             \
-	SM_QKV_W("q", 0, SM_D_Q), SM_QKV_W("k", 1, SM_D_KV), SM_QKV_W("v", 2, SM_D_KV),            \
-	    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight",        \
-	            SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q)
+ * MinistralConfig unties. MINISTRAL_ATTN: family_rules.h. */
 static const sm_rule ministral_rules[] = {
     SM_RULES_TOP,
     SM_RULES_LNORM,

@@ -72,6 +72,13 @@
 	    SM_RULE(SM_LAYER "self_attn.o_proj.bias", SM_LAYER "self_attn.o_proj.bias", SM_K_REPL, \
 	            0, SM_U_NONE, SM_C_ALL, SM_F_OPT, 1, SM_D_HID, SM_D_ANY)
 
+/* Llama-style attention without biases (Ministral's, MiniCPM's: every Linear bias=False, so a
+ * bias is an unknown tensor): q/k/v fused by heads, o_proj by columns. */
+#define MINISTRAL_ATTN                                                                             \
+	SM_QKV_W("q", 0, SM_D_Q), SM_QKV_W("k", 1, SM_D_KV), SM_QKV_W("v", 2, SM_D_KV),            \
+	    SM_RULE(SM_LAYER "self_attn.o_proj.weight", SM_LAYER "self_attn.o_proj.weight",        \
+	            SM_K_COLS, 0, SM_U_HEADS, SM_C_ALL, SM_F_QUANT, 2, SM_D_HID, SM_D_Q)
+
 /* Llama-style attention whose q/k/v and o_proj biases are there exactly when config.json's
  * attention_bias is true (every Linear of the attention built with bias=attention_bias:
  * dots.llm1, SmolLM3): required then, unknown otherwise. */
