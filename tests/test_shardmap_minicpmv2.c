@@ -244,19 +244,6 @@ static void test_mcv2_quant(void **state)
 	}
 }
 
-/* a (opened with produce) planned and produced again under layout l, its checkpoint kept. */
-static void replan(fx *a, const wt_layout *l)
-{
-	tm_prod_free(a->pr);
-	tm_close(a->s, a->c, a->p);
-	wt_errbuf err = {0};
-	int rv = tm_plan_q(a->dir, l, false, &a->s, &a->c, &a->p, &err);
-	if (rv == WT_OK)
-		a->pr = tm_produce(a->c, a->p, -1, &rv, &err);
-	if (rv != WT_OK)
-		fail_msg("%s", err.msg);
-}
-
 /* Every rank's llm.* outputs byte for byte the minicpm family's ranks of the same weights (no
  * more, no fewer): TP 1, TP 2, int8-channel TP 2. The checkpoint is real (the tower's 0.8 GB
  * of BF16), written once and planned under each layout. */
@@ -277,7 +264,7 @@ static void test_mcv2_same_lm(void **state)
 		if (j == 0)
 			fx_open_l(&a, mcv2_model(26, 0), CFG, &l, true);
 		else
-			replan(&a, &l);
+			fx_replan(&a, &l);
 		fx b;
 		tm_model *t = tm_new(SEED, WT_BF16);
 		add_lm(t, "", 0); /* the same values: the LM's tensors come first in both */

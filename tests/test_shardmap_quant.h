@@ -3,7 +3,8 @@
  * includes it, after its fx): a BF16 row's int8-channel codes and scale, a run of rows', a
  * row-parallel weight's and a fused qkv_proj's int8 codes against the source (fx_rows_int8_is,
  * fx_cols_int8_is, fx_qkv_int8_is), which tensors of a rank are quantized and which kept
- * (fx_quant_split_as), every rank of a quantized layout at once (fx_open_quant),
+ * (fx_quant_split_as), every rank of a quantized layout at once (fx_open_quant; fx_requant and
+ * fx_replan: a written folder planned again),
  * SigLIP's MLP quantization switch.
  */
 #ifndef WT_TEST_SHARDMAP_QUANT_H
@@ -191,25 +192,31 @@ static __attribute__((unused)) void fx_open_quant(fx *f, tm_model *m, const char
 	fx_quant_ranks_are(f, tp, quant, keep_dt, keep, nkeep, q, nq);
 }
 
-/* fx_open_quant of f's model as already written (an fx_open that produced): its plan and ranks
- * replaced, the folder kept (a large model written once for several layouts). */
-static __attribute__((unused)) void fx_requant(fx *f, uint32_t tp, wt_quant quant, int keep_dt,
-                                               const char *const *keep, size_t nkeep,
-                                               const char *const *q, size_t nq)
+/* f (opened with produce) planned and produced again under layout l, its written folder kept
+ * (a large model written once for several layouts). */
+static __attribute__((unused)) void fx_replan(fx *f, const wt_layout *l)
 {
 	tm_prod_free(f->pr);
 	tm_close(f->s, f->c, f->p);
 	f->pr = NULL;
+	wt_errbuf err = {0};
+	int rv = tm_plan(f->dir, l, &f->s, &f->c, &f->p, &err);
+	if (rv == WT_OK)
+		f->pr = tm_produce(f->c, f->p, -1, &rv, &err);
+	if (rv != WT_OK)
+		fail_msg("%s", err.msg);
+}
+
+/* fx_open_quant of f's model as already written (an fx_open that produced): fx_replan. */
+static __attribute__((unused)) void fx_requant(fx *f, uint32_t tp, wt_quant quant, int keep_dt,
+                                               const char *const *keep, size_t nkeep,
+                                               const char *const *q, size_t nq)
+{
 	wt_layout l;
 	wt_layout_init(&l);
 	l.tp_size = tp;
 	l.quant = quant;
-	wt_errbuf err = {0};
-	int rv = tm_plan(f->dir, &l, &f->s, &f->c, &f->p, &err);
-	if (rv == WT_OK)
-		f->pr = tm_produce(f->c, f->p, -1, &rv, &err);
-	if (rv)
-		fail_msg("%s", err.msg);
+	fx_replan(f, &l);
 	fx_quant_ranks_are(f, tp, quant, keep_dt, keep, nkeep, q, nq);
 }
 
