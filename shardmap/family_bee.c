@@ -80,19 +80,9 @@ static int bee_check(const ckpt_config *c, wt_errbuf *err)
 		                 "only (the remote BeeConfig of Open-Bee/Bee-8B-RL / -SFT); set "
 		                 "model_type to bee",
 		                 c->model_type != NULL ? c->model_type : "", c->architecture);
-	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
-		return rv;
-	if (strcmp(c->v_model_type, "siglip_vision_model") != 0)
-		return wt_seterr(
-		    err, WT_EUNSUPPORTED,
-		    "config.json: vision_config.model_type '%s': only a SigLIP tower "
-		    "(siglip_vision_model, the Bee-8B checkpoints') is supported for %s",
-		    c->v_model_type, c->architecture);
-	if ((rv = shardmap_text_config_is(c, "qwen3", NULL, "vLLM's qwen3.py table, Bee-8B's",
-	                                  err)) != WT_OK)
-		return rv;
 	sm_vis_geom g;
-	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
+	if ((rv = shardmap_siglip_text_check(c, "the Bee-8B checkpoints'", "qwen3",
+	                                     "vLLM's qwen3.py table, Bee-8B's", &g, err)) != WT_OK)
 		return rv;
 	return shardmap_vision_feature(c, &g, "vLLM's BeeMultiModalProjector",
 	                               "pre_norm / linear_1 vision_config.hidden_size", "-1", err);

@@ -95,18 +95,9 @@ static int64_t hcx_kept(const ckpt_config *c, int64_t vd)
 static int hcx_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int rv;
-	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
-		return rv;
-	if (strcmp(c->v_model_type, "siglip_vision_model") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: vision_config.model_type '%s': only a SigLIP tower "
-		                 "(siglip_vision_model, HyperCLOVAX-SEED-Vision-Instruct-3B's) is "
-		                 "cut for %s; vLLM's CLIP tower is not",
-		                 c->v_model_type, c->architecture);
-	if ((rv = shardmap_text_config_is(c, "llama", NULL, "vLLM's llama.py table", err)) != WT_OK)
-		return rv;
 	sm_vis_geom g;
-	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
+	if ((rv = shardmap_siglip_text_check(c, "HyperCLOVAX-SEED-Vision-Instruct-3B's", "llama",
+	                                     "vLLM's llama.py table", &g, err)) != WT_OK)
 		return rv;
 	int64_t kept = hcx_kept(c, g.vd);
 	if (kept < 1 || kept > g.vd)

@@ -318,18 +318,9 @@ static int llava_siglip_check(const ckpt_config *c, wt_errbuf *err)
 static int onevision_check(const ckpt_config *c, wt_errbuf *err)
 {
 	int rv;
-	if ((rv = shardmap_vision_need(c, &shardmap_vis_siglip, err)) != WT_OK)
-		return rv;
-	if (strcmp(c->v_model_type, "siglip_vision_model") != 0)
-		return wt_seterr(err, WT_EUNSUPPORTED,
-		                 "config.json: vision_config.model_type '%s': only a SigLIP tower "
-		                 "(siglip_vision_model, the llava-onevision checkpoints') is "
-		                 "supported for %s",
-		                 c->v_model_type, c->architecture);
-	if ((rv = shardmap_text_config_is(c, "qwen2", NULL, "vLLM's qwen2.py table", err)) != WT_OK)
-		return rv;
 	sm_vis_geom g;
-	if ((rv = shardmap_vision_geom(c, &shardmap_vis_siglip, &g, err)) != WT_OK)
+	if ((rv = shardmap_siglip_text_check(c, "the llava-onevision checkpoints'", "qwen2",
+	                                     "vLLM's qwen2.py table", &g, err)) != WT_OK)
 		return rv;
 	return shardmap_vision_feature(c, &g, "vLLM's LlavaOnevisionMultiModalProjector",
 	                               "linear_1 vision_config.hidden_size", "-1", err);

@@ -509,6 +509,11 @@ int shardmap_vision_mlp_ar_check(const ckpt_config *c, const char *whose, const 
  * (WT_EUNSUPPORTED otherwise, `why` naming what vLLM builds). family_vision.c. */
 int shardmap_text_config_is(const ckpt_config *c, const char *type, const char *missing,
                             const char *why, wt_errbuf *err);
+/* family_vision.c. A SigLIP tower (vision_config.model_type siglip_vision_model, `whose` the
+ * checkpoints that carry it: WT_EUNSUPPORTED otherwise) beside a text_config of model type
+ * `type` (shardmap_text_config_is, `why`); its geometry into *g (shardmap_vision_geom). */
+int shardmap_siglip_text_check(const ckpt_config *c, const char *whose, const char *type,
+                               const char *why, sm_vis_geom *g, wt_errbuf *err);
 /* The blocks vLLM builds for vision_feature_layer (_get_num_hidden_layers: a negative
  * index counts from the end, VD + index + 1). */
 int64_t shardmap_vision_kept(const ckpt_config *c, int64_t vd);

@@ -51,6 +51,22 @@ int shardmap_text_config_is(const ckpt_config *c, const char *type, const char *
 	return WT_OK;
 }
 
+int shardmap_siglip_text_check(const ckpt_config *c, const char *whose, const char *type,
+                               const char *why, sm_vis_geom *g, wt_errbuf *err)
+{
+	int rv = shardmap_vision_need(c, &shardmap_vis_siglip, err);
+	if (rv != WT_OK)
+		return rv;
+	if (strcmp(c->v_model_type, "siglip_vision_model") != 0)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: vision_config.model_type '%s': only a SigLIP tower "
+		                 "(siglip_vision_model, %s) is supported for %s",
+		                 c->v_model_type, whose, c->architecture);
+	if ((rv = shardmap_text_config_is(c, type, NULL, why, err)) != WT_OK)
+		return rv;
+	return shardmap_vision_geom(c, &shardmap_vis_siglip, g, err);
+}
+
 int shardmap_vision_geom(const ckpt_config *c, const sm_vis_class *k, sm_vis_geom *g,
                          wt_errbuf *err)
 {
