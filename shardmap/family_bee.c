@@ -37,9 +37,6 @@
 #define BEE_VT "vision_tower.vision_model."
 #define BEE_P  "multi_modal_projector."
 
-/* a plain torch module's tensor: whole on every rank, never quantized */
-#define BEE_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
-
 static const sm_rule bee_rules[] = {
     /* Qwen3ForCausalLM of text_config (the qwen3 family's table under language_model.) */
     SM_RULES_TOP_AT("language_model."),
@@ -51,22 +48,8 @@ static const sm_rule bee_rules[] = {
     SM_RULES_SIGLIP_TOWER(BEE_VT),
     SM_RULES_SIGLIP_POOL_HEAD(BEE_VT "head.", SM_C_VHEAD),
     /* BeeMultiModalProjector: nn.LayerNorm(VE), nn.Linear(VE, 4 hid), nn.Linear(4 hid, hid) */
-    BEE_REPL(BEE_P "pre_norm.weight", 1, SM_D_VE, SM_D_ANY),
-    BEE_REPL(BEE_P "pre_norm.bias", 1, SM_D_VE, SM_D_ANY),
-    BEE_REPL(BEE_P "linear_1.weight", 2, SM_D_HID4, SM_D_VE),
-    BEE_REPL(BEE_P "linear_1.bias", 1, SM_D_HID4, SM_D_ANY),
-    BEE_REPL(BEE_P "linear_2.weight", 2, SM_D_HID, SM_D_HID4),
-    BEE_REPL(BEE_P "linear_2.bias", 1, SM_D_HID, SM_D_ANY),
-    /* LlavaOnevisionForConditionalGeneration.image_newline */
-    BEE_REPL("image_newline", 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_PRENORM_PROJ(BEE_P, SM_D_HID4),
 };
-
-/* The blocks past the feature layer and post_layernorm (require_post_norm=False). */
-static bool bee_drop(const ckpt_config *c, const char *cn)
-{
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
-	return shardmap_vision_drop(c, BEE_VT, vd, true, cn);
-}
 
 /* model_type bee (the released configs': the loader reads BeeConfig's keys under it); a SigLIP
  * tower whose heads split its width; a Qwen3 language model; one feature layer within the
@@ -100,6 +83,6 @@ const sm_family shardmap_family_bee = {
     .aliases = shardmap_llava_next_aliases,
     .vision_gated = true,
     .vision_siglip = true,
-    .drop_canon = bee_drop,
+    .drop_canon = shardmap_onevision_drop,
     .keep_float = shardmap_siglip_tower_float,
 };

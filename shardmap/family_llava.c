@@ -262,7 +262,7 @@ static const sm_rule llava_onevision_rules[] = {
 };
 
 /* The blocks past the feature layer and post_layernorm (require_post_norm=False). */
-static bool onevision_drop(const ckpt_config *c, const char *cn)
+bool shardmap_onevision_drop(const ckpt_config *c, const char *cn)
 {
 	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
 	return shardmap_vision_drop(c, LV_VT, vd, true, cn);
@@ -352,7 +352,7 @@ static const sm_rule llava_next_video_siglip_rules[] = {
 
 static bool next_video_siglip_drop(const ckpt_config *c, const char *cn)
 {
-	return strcmp(cn, "image_newline") == 0 || onevision_drop(c, cn);
+	return strcmp(cn, "image_newline") == 0 || shardmap_onevision_drop(c, cn);
 }
 
 /* the resampler a pooling vLLM builds (average / max: no weights) */
@@ -415,7 +415,7 @@ static const sm_family llava_siglip = {
     .aliases = shardmap_llava_aliases,
     .vision_gated = true,
     .vision_siglip = true,
-    .drop_canon = onevision_drop,
+    .drop_canon = shardmap_onevision_drop,
     .keep_float = shardmap_siglip_tower_float,
     .check_extra = tarsier_layout,
 };
@@ -462,7 +462,7 @@ static const sm_family llava_next_siglip = {
     .aliases = shardmap_llava_next_aliases,
     .vision_gated = true,
     .vision_siglip = true,
-    .drop_canon = onevision_drop,
+    .drop_canon = shardmap_onevision_drop,
     .keep_float = shardmap_siglip_tower_float,
 };
 
@@ -491,7 +491,7 @@ const sm_family shardmap_family_llava_onevision = {
     .aliases = shardmap_llava_next_aliases,
     .vision_gated = true,
     .vision_siglip = true,
-    .drop_canon = onevision_drop,
+    .drop_canon = shardmap_onevision_drop,
     .keep_float = shardmap_siglip_tower_float,
 };
 

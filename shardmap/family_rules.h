@@ -371,6 +371,19 @@ bool shardmap_moe_all(const ckpt_config *cfg, int64_t i);
  * its bias replicated), fc1 by rows, fc2 by columns (its bias replicated); post_layernorm. */
 #define SM_SIGLIP_REPL(n, nd, d0, d1)                                                              \
 	SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
+/* A pre-normed two-Linear projector of plain torch modules under P (R-4B's
+ * RVLMultiModalProjector, Bee-8B's BeeMultiModalProjector: LayerNorm(VE), Linear(VE, MID),
+ * Linear(MID, hid), the biases always) and LLaVA-OneVision's image_newline [hid]: whole on every
+ * rank, never quantized, required. */
+#define SM_RULES_PRENORM_PROJ(P, MID)                                                              \
+	SM_SIGLIP_REPL(P "pre_norm.weight", 1, SM_D_VE, SM_D_ANY),                                 \
+	    SM_SIGLIP_REPL(P "pre_norm.bias", 1, SM_D_VE, SM_D_ANY),                               \
+	    SM_SIGLIP_REPL(P "linear_1.weight", 2, MID, SM_D_VE),                                  \
+	    SM_SIGLIP_REPL(P "linear_1.bias", 1, MID, SM_D_ANY),                                   \
+	    SM_SIGLIP_REPL(P "linear_2.weight", 2, SM_D_HID, MID),                                 \
+	    SM_SIGLIP_REPL(P "linear_2.bias", 1, SM_D_HID, SM_D_ANY),                              \
+	    SM_SIGLIP_REPL("image_newline", 1, SM_D_HID, SM_D_ANY)
+
 #define SM_SIGLIP_VB_REPL(VT, n)                                                                   \
 	SM_RULE(VT "encoder.layers.{i}." n, VT "encoder.layers.{i}." n, SM_K_REPL, 0, SM_U_NONE,   \
 	        SM_C_ALL, SM_F_VIS, 1, SM_D_VE, SM_D_ANY)

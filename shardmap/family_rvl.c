@@ -38,9 +38,6 @@
 #define RV_VT "vision_tower.vision_model."
 #define RV_P  "multi_modal_projector."
 
-/* whole on every rank, never quantized, required */
-#define RV_REPL(n, nd, d0, d1) SM_RULE(n, n, SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, 0, nd, d0, d1)
-
 static const sm_rule rvl_rules[] = {
     /* the qwen3 family's table under language_model. */
     SM_RULES_TOP_AT("language_model."),
@@ -52,21 +49,8 @@ static const sm_rule rvl_rules[] = {
     SM_RULES_SIGLIP_TOWER(RV_VT),
     SM_RULES_SIGLIP_POOL_HEAD(RV_VT "head.", SM_C_VHEAD),
     /* RVLMultiModalProjector: LayerNorm(VE), Linear(VE, hid), Linear(hid, hid), biases */
-    RV_REPL(RV_P "pre_norm.weight", 1, SM_D_VE, SM_D_ANY),
-    RV_REPL(RV_P "pre_norm.bias", 1, SM_D_VE, SM_D_ANY),
-    RV_REPL(RV_P "linear_1.weight", 2, SM_D_HID, SM_D_VE),
-    RV_REPL(RV_P "linear_1.bias", 1, SM_D_HID, SM_D_ANY),
-    RV_REPL(RV_P "linear_2.weight", 2, SM_D_HID, SM_D_HID),
-    RV_REPL(RV_P "linear_2.bias", 1, SM_D_HID, SM_D_ANY),
-    RV_REPL("image_newline", 1, SM_D_HID, SM_D_ANY),
+    SM_RULES_PRENORM_PROJ(RV_P, SM_D_HID),
 };
-
-/* The blocks past the feature layer and post_layernorm (require_post_norm=False). */
-static bool rvl_drop(const ckpt_config *c, const char *cn)
-{
-	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : SM_SIGLIP_LAYERS;
-	return shardmap_vision_drop(c, RV_VT, vd, true, cn);
-}
 
 /* vision_config a SigLIP tower whose heads split its width; text_config a Qwen3 language model;
  * one feature layer within the tower (pre_norm and linear_1 are VE wide). */
@@ -94,6 +78,6 @@ const sm_family shardmap_family_rvl = {
     .aliases = shardmap_llava_next_aliases,
     .vision_gated = true,
     .vision_siglip = true,
-    .drop_canon = rvl_drop,
+    .drop_canon = shardmap_onevision_drop,
     .keep_float = shardmap_siglip_tower_float,
 };

@@ -335,6 +335,10 @@ extern const char *const shardmap_llava_aliases[];
 /* Those and model.image_newline -> image_newline (family_llava.c; LLaVA-NeXT, LLaVA-OneVision,
  * LLaVA-NeXT-Video, Bee: vLLM's hf_to_vllm_mapper of llava_next.py / bee.py). */
 extern const char *const shardmap_llava_next_aliases[];
+/* LLaVA-OneVision's tower cut (family_llava.c; R-4B, Bee-8B alike): the SigLIP blocks at
+ * vision_tower.vision_model. past vision_feature_layer and post_layernorm dropped
+ * (init_vision_tower_for_llava, require_post_norm=False). */
+bool shardmap_onevision_drop(const ckpt_config *c, const char *cn);
 /* The Qwen2-VL-style prefixes (model.language_model. -> model., model.visual. -> visual.;
  * family_qwen2vl.c; Qwen2-VL, Qwen2.5-VL, Qwen3-VL, GLM-4.1V / 4.5V). */
 extern const char *const shardmap_qwen_vl_aliases[];
