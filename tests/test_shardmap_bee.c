@@ -26,29 +26,15 @@
 #include "test_shardmap_fx.h"
 #include "test_shardmap_same_lm.h"
 
-/* LM (Qwen3): hid 64, H 8, KV 2, d 8, I 128, V 128, L 1. Vision: blocks of width 32, 8 heads,
- * MLP 64, image 8 / patch 2: 16 patches. Projector: pre_norm [32], linear_1 [256, 32],
- * linear_2 [64, 256]. */
-#define HID 64
-#define HD  8
-#define F4  (4 * HID)
-#define VE  32
-#define VI  64
-#define VNP 16
+#define OV_OPT OV_HEAD
+#include "test_shardmap_ov.h"
 
-#define ARCH "BeeForConditionalGeneration"
-#define LM_KEYS(mt)                                                                                \
-	"\"model_type\":\"" mt "\",\"hidden_size\":64,\"num_attention_heads\":8,"                  \
-	"\"num_key_value_heads\":2,\"head_dim\":8,\"intermediate_size\":128,\"vocab_size\":128,"   \
-	"\"num_hidden_layers\":1"
-#define VISION_CFG(vmt, keys) ",\"vision_config\":{\"model_type\":\"" vmt "\"" keys "}}"
-/* Bee-8B's: no pooling head */
-#define NOHEAD ",\"vision_use_head\":false"
-#define VISION_KEYS_W(h, i, vd)                                                                    \
-	",\"hidden_size\":" h ",\"intermediate_size\":" i ",\"num_attention_heads\":8,"            \
-	"\"num_hidden_layers\":" vd ",\"image_size\":8,\"patch_size\":2"
-#define VISION_KEYS(vd) VISION_KEYS_W("32", "64", vd)
-#define SIGLIP(vd)      VISION_CFG("siglip_vision_model", NOHEAD VISION_KEYS(vd))
+/* LM: Qwen3's. Projector: pre_norm [32], linear_1 [256, 32], linear_2 [64, 256]. */
+#define HD 8
+#define F4 (4 * HID)
+
+#define ARCH        "BeeForConditionalGeneration"
+#define LM_KEYS(mt) OV_LM_KEYS(mt, "\"head_dim\":8,")
 #define CFG_MT(mt, top, tmt, text)                                                                 \
 	"{\"architectures\":[\"" ARCH "\"],\"model_type\":\"" mt "\"," top                         \
 	"\"text_config\":{" LM_KEYS(tmt) text "}"
@@ -59,77 +45,35 @@ static const char cfg[] = CFG_HEAD("\"tie_word_embeddings\":true,", "qwen3",
 static const char text_cfg[] =
     "{\"architectures\":[\"Qwen3ForCausalLM\"]," LM_KEYS("qwen3") ",\"tie_word_embeddings\":false}";
 
-#define VT "vision_tower.vision_model."
-#define VB VT "encoder.layers.%d."
-#define PJ "multi_modal_projector."
-#define LM "language_model.model."
 #define L0 LM "layers.0."
 
-static const struct {
-	const char *name;
-	int64_t n, k;
-} proj[] = {
-    {PJ "pre_norm.weight", VE, 0}, {PJ "pre_norm.bias", VE, 0},     {PJ "linear_1.weight", F4, VE},
-    {PJ "linear_1.bias", F4, 0},   {PJ "linear_2.weight", HID, F4}, {PJ "linear_2.bias", HID, 0},
-    {"image_newline", HID, 0},
+static const ov_row proj[] = {
+    {PJ "pre_norm.weight", VE, 0, false},   {PJ "pre_norm.bias", VE, 0, false},
+    {PJ "linear_1.weight", F4, VE, false},  {PJ "linear_1.bias", F4, 0, false},
+    {PJ "linear_2.weight", HID, F4, false}, {PJ "linear_2.bias", HID, 0, false},
+    {"image_newline", HID, 0, false},
 };
 #define NPROJ (sizeof(proj) / sizeof(proj[0]))
 
-/* bee_model options: without q_norm / k_norm; with lm_head */
-enum { O_NOQKN = 1, O_HEAD = 2 };
+/* Qwen3's layer (q_norm / k_norm: left out under OV_NOQKN) */
+static const ov_row lmt[] = {{"input_layernorm.weight", HID, 0, false},
+                             {"post_attention_layernorm.weight", HID, 0, false},
+                             {"self_attn.q_proj.weight", 8 * HD, HID, false},
+                             {"self_attn.k_proj.weight", 2 * HD, HID, false},
+                             {"self_attn.v_proj.weight", 2 * HD, HID, false},
+                             {"self_attn.o_proj.weight", HID, 8 * HD, false},
+                             {"self_attn.q_norm.weight", HD, 0, true},
+                             {"self_attn.k_norm.weight", HD, 0, true},
+                             {"mlp.gate_proj.weight", 128, HID, false},
+                             {"mlp.up_proj.weight", 128, HID, false},
+                             {"mlp.down_proj.weight", HID, 128, false}};
 
-/* The Qwen3 language model (lm_head with O_HEAD), then unless LAY_TEXT the tower of `blocks`
+/* The Qwen3 language model (lm_head with OV_HEAD), then unless LAY_TEXT the tower of `blocks`
  * blocks of width ve / MLP vi with post_layernorm, the projector and image_newline, in layout
  * y. */
-static tm_model *bee_model_w(lay y, unsigned opt, int blocks, int64_t ve, int64_t vi)
+static tm_model *ov_model_w(lay y, unsigned opt, int blocks, int64_t ve, int64_t vi)
 {
-	tm_model *m = tm_new(SEED, WT_BF16);
-	char b[200];
-	mm_add(m, y, "model.embed_tokens.weight", 128, HID);
-	mm_add(m, y, "model.norm.weight", HID, 0);
-	static const struct {
-		const char *leaf;
-		int64_t n, k;
-		bool qkn;
-	} lmt[] = {{"input_layernorm.weight", HID, 0, false},
-	           {"post_attention_layernorm.weight", HID, 0, false},
-	           {"self_attn.q_proj.weight", 8 * HD, HID, false},
-	           {"self_attn.k_proj.weight", 2 * HD, HID, false},
-	           {"self_attn.v_proj.weight", 2 * HD, HID, false},
-	           {"self_attn.o_proj.weight", HID, 8 * HD, false},
-	           {"self_attn.q_norm.weight", HD, 0, true},
-	           {"self_attn.k_norm.weight", HD, 0, true},
-	           {"mlp.gate_proj.weight", 128, HID, false},
-	           {"mlp.up_proj.weight", 128, HID, false},
-	           {"mlp.down_proj.weight", HID, 128, false}};
-	for (size_t k = 0; k < sizeof(lmt) / sizeof(lmt[0]); k++) {
-		if (lmt[k].qkn && (opt & O_NOQKN))
-			continue;
-		snprintf(b, sizeof(b), "model.layers.0.%s", lmt[k].leaf);
-		mm_add(m, y, b, lmt[k].n, lmt[k].k);
-	}
-	if (opt & O_HEAD)
-		mm_add(m, y, "lm_head.weight", 128, HID);
-	if (y == LAY_TEXT)
-		return m;
-	mm_add_vit(m, y, false, ve, vi, VNP, blocks);
-	for (size_t k = 0; k < NPROJ; k++)
-		mm_add(m, y, proj[k].name, proj[k].n == VE ? ve : proj[k].n,
-		       proj[k].k == VE ? ve : proj[k].k);
-	return m;
-}
-
-static tm_model *bee_model(lay y, unsigned opt, int blocks)
-{
-	return bee_model_w(y, opt, blocks, VE, VI);
-}
-
-/* bee_model (released layout, lm_head, 2 blocks) without tensor `name` */
-static tm_model *bee_without(const char *name)
-{
-	tm_model *m = bee_model(LAY_V450, O_HEAD, 2);
-	tm_remove(m, name);
-	return m;
+	return ov_build(lmt, sizeof(lmt) / sizeof(lmt[0]), proj, NPROJ, y, opt, blocks, ve, vi);
 }
 
 /* Rank r of T by hand: the tower's blocks and embeddings, the projector and image_newline
@@ -137,16 +81,10 @@ static tm_model *bee_without(const char *name)
  * columns, gate / up merged, q_norm / k_norm whole) and vocabulary tables; the rank's count. */
 static void rank_is(const fx *f, uint32_t T, uint32_t r)
 {
-	for (int blk = 0; blk < 2; blk++)
-		fx_vit_block(f, T, r, VB, blk, VE, VI);
-	for (size_t k = 0; k < NPROJ; k++)
-		repl(f, r, proj[k].name);
+	ov_tower_rank(f, T, r, proj, NPROJ);
 	shp(f, r, PJ "linear_1.weight", 2, F4, VE, 0);
 	shp(f, r, PJ "linear_2.weight", 2, HID, F4, 0);
-	repl(f, r, VT "embeddings.position_embedding.weight");
-	repl(f, r, VT "embeddings.patch_embedding.bias");
 	repl(f, r, VT "embeddings.patch_embedding.weight");
-	assert_int_equal(tm_ix(f->p, r, VT "post_layernorm.weight"), -1);
 	assert_int_equal(tm_ix(f->p, r, VT "post_layernorm.bias"), -1);
 	fx_attn_is(f, r, T, L0 "self_attn.", "o_proj.weight", 8, 2, HD, HID);
 	fx_mlp_is(f, r, T, L0 "mlp.", 128, HID);
@@ -167,7 +105,7 @@ static void test_bee_slices(void **state)
 	(void)state;
 	for (uint32_t T = 2; T <= 4; T *= 2) {
 		fx f;
-		fx_open(&f, bee_model(LAY_V450, O_HEAD, 2), cfg, T, 1, 0, true);
+		fx_open(&f, ov_v450(2), cfg, T, 1, 0, true);
 		assert_string_equal(shardmap_family(f.p), "bee");
 		for (uint32_t r = 0; r < T; r++)
 			rank_is(&f, T, r);
@@ -186,25 +124,7 @@ static const char *const not_lm[] = {VT, PJ, "image_newline", NULL};
 static void test_bee_same_lm(void **state)
 {
 	(void)state;
-	static const struct {
-		uint32_t tp;
-		wt_quant q;
-	} lays[] = {{1, WT_QUANT_NONE}, {2, WT_QUANT_NONE},         {4, WT_QUANT_NONE},
-	            {8, WT_QUANT_NONE}, {2, WT_QUANT_INT8_CHANNEL}, {4, WT_QUANT_FP8_CHANNEL}};
-	for (size_t j = 0; j < sizeof(lays) / sizeof(lays[0]); j++) {
-		wt_layout l;
-		wt_layout_init(&l);
-		l.tp_size = lays[j].tp;
-		l.quant = lays[j].q;
-		fx a, b;
-		fx_open_l(&a, bee_model(LAY_V450, O_HEAD, 2), cfg, &l, true);
-		fx_open_l(&b, bee_model(LAY_TEXT, O_HEAD, 0), text_cfg, &l, true);
-		assert_string_equal(shardmap_family(b.p), "qwen3");
-		for (uint32_t r = 0; r < l.tp_size; r++)
-			fx_same_rank_strip(&a, &b, r, not_lm, "language_model.", "qwen3");
-		fx_close(&a);
-		fx_close(&b);
-	}
+	fx_same_lm_lays(ov_rel, NULL, cfg, ov_text, text_cfg, not_lm, "language_model.", "qwen3");
 }
 
 /* transformers >= 4.55's layout (model.language_model., model.vision_tower.,
@@ -214,8 +134,8 @@ static void test_bee_layouts(void **state)
 {
 	(void)state;
 	for (uint32_t T = 2; T <= 4; T *= 2)
-		fx_same_layouts(bee_model(LAY_V450, O_HEAD, 2), bee_model(LAY_HF5, O_HEAD, 2), cfg,
-		                bee_model(LAY_TEXT, O_HEAD, 0), text_cfg, T, 1, "language_model.");
+		fx_same_layouts(ov_v450(2), ov_model(LAY_HF5, OV_HEAD, 2), cfg,
+		                ov_model(LAY_TEXT, OV_HEAD, 0), text_cfg, T, 1, "language_model.");
 }
 
 /* vision_feature_layer -2 of 3 blocks: vLLM builds 2; block 2 and post_layernorm dropped (listed
@@ -226,28 +146,22 @@ static void test_bee_feature_layer(void **state)
 	static const char cfg3[] =
 	    CFG_MT("bee", "\"vision_feature_layer\":-2,", "qwen3", "") SIGLIP("3");
 	fx f;
-	fx_open(&f, bee_model(LAY_V450, O_HEAD, 3), cfg3, 2, 1, 0, false);
-	assert_true(tm_ix(f.p, 1, VT "encoder.layers.1.mlp.fc1.weight") >= 0);
-	assert_int_equal(tm_ix(f.p, 1, VT "encoder.layers.2.mlp.fc1.weight"), -1);
-	assert_int_equal(tm_ix(f.p, 1, VT "post_layernorm.weight"), -1);
+	fx_open(&f, ov_v450(3), cfg3, 2, 1, 0, false);
+	ov_feature_drop(&f);
 	assert_true(fx_skipped(&f, VT "encoder.layers.2.mlp.fc1.weight"));
-	assert_int_equal(shardmap_n_skipped(f.p), 16 + 2);
 	fx_close(&f);
 	static const char cfg1[] =
 	    CFG_MT("bee", "\"vision_feature_layer\":1,", "qwen3", "") SIGLIP("2");
-	fx_open(&f, bee_model(LAY_V450, O_HEAD, 2), cfg1, 2, 1, 0, false);
+	fx_open(&f, ov_v450(2), cfg1, 2, 1, 0, false);
 	assert_true(tm_ix(f.p, 0, VT "encoder.layers.0.mlp.fc1.weight") >= 0);
 	assert_int_equal(tm_ix(f.p, 0, VT "encoder.layers.1.mlp.fc1.weight"), -1);
 	assert_int_equal(shardmap_n_skipped(f.p), 16 + 2);
 	fx_close(&f);
 	static const char cfgl[] =
 	    CFG_MT("bee", "\"vision_feature_layer\":[-1],", "qwen3", "") SIGLIP("2");
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), cfgl, WT_EUNSUPPORTED,
-	           "vision_feature_layer is a list", "BeeMultiModalProjector");
 	static const char cfgo[] =
 	    CFG_MT("bee", "\"vision_feature_layer\":-4,", "qwen3", "") SIGLIP("2");
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), cfgo, WT_ECORRUPT, "vision_feature_layer -4",
-	           "[-3, 2]");
+	ov_feature_refused(cfgl, cfgo, "BeeMultiModalProjector");
 }
 
 /* int8-channel TP 2 of a 64 / 128 tower (SiglipMLP quantizes its MLP): the tower's and the LM's
@@ -272,28 +186,18 @@ static void test_bee_quant(void **state)
 	                                L0 "mlp.gate_up_proj.weight",
 	                                L0 "mlp.down_proj.weight"};
 	fx f;
-	fx_open_quant(&f, bee_model_w(LAY_V450, O_HEAD, 2, 64, 128), cfg_w64, 2,
+	fx_open_quant(&f, ov_model_w(LAY_V450, OV_HEAD, 2, 64, 128), cfg_w64, 2,
 	              WT_QUANT_INT8_CHANNEL, WT_BF16, FX_N(keep), FX_N(q));
 	fx_cols_int8_is(&f, 1, 2, L0 "self_attn.o_proj.weight", HID, 8 * HD);
 	fx_cols_int8_is(&f, 1, 2, VT "encoder.layers.1.self_attn.out_proj.weight", 64, 64);
 	for (size_t k = 0; k < NPROJ; k++)
 		repl(&f, 1, proj[k].name);
 	fx_close(&f);
-	fx_open_quant(&f, bee_model_w(LAY_V450, O_HEAD, 2, 64, 128), cfg_w64, 4,
+	fx_open_quant(&f, ov_model_w(LAY_V450, OV_HEAD, 2, 64, 128), cfg_w64, 4,
 	              WT_QUANT_FP8_CHANNEL, WT_BF16, FX_N(keep), FX_N(q));
 	for (size_t k = 0; k < NPROJ; k++)
 		repl(&f, 3, proj[k].name);
 	fx_close(&f);
-}
-
-static tm_model *mlp_odd(void)
-{
-	return bee_model(LAY_V450, O_HEAD, 2);
-}
-
-static tm_model *mlp_w64(void)
-{
-	return bee_model_w(LAY_V450, O_HEAD, 2, 64, 128);
 }
 
 /* vLLM's siglip.py SiglipMLP: under int8-channel and fp8-block the tower's fc1 / fc2 are kept
@@ -301,17 +205,14 @@ static tm_model *mlp_w64(void)
 static void test_bee_siglip_mlp(void **state)
 {
 	(void)state;
-	fx_siglip_mlp(mlp_odd, cfg, VT, 2, true);
-	fx_siglip_mlp(mlp_w64, cfg_w64, VT, 2, false);
+	ov_siglip_mlp(cfg, NULL, cfg_w64);
 }
 
 /* Every checkpoint tensor covered exactly once, TP 1 / 2 / 4 / 8, both layouts. */
 static void test_bee_coverage(void **state)
 {
 	(void)state;
-	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
-	coverage(bee_model(LAY_V450, O_HEAD, 2), cfg, 2, lays, 4);
-	coverage(bee_model(LAY_HF5, O_HEAD, 2), cfg, 2, lays, 4);
+	ov_coverage(cfg);
 }
 
 /* The tie is text_config's alone: true there ties (lm_head skipped, or absent) whatever the top
@@ -322,17 +223,17 @@ static void test_bee_tied(void **state)
 	static const char tied[] = CFG_HEAD("\"tie_word_embeddings\":false,", "qwen3",
 	                                    ",\"tie_word_embeddings\":true") SIGLIP("2");
 	fx f;
-	fx_open(&f, bee_model(LAY_V450, O_HEAD, 2), tied, 2, 1, 0, false);
+	fx_open(&f, ov_v450(2), tied, 2, 1, 0, false);
 	assert_true(shardmap_tied_lm_head(f.p));
 	assert_true(fx_skipped(&f, "language_model.lm_head.weight"));
 	fx_close(&f);
-	fx_open(&f, bee_model(LAY_HF5, 0, 2), tied, 2, 1, 0, false);
+	fx_open(&f, ov_model(LAY_HF5, 0, 2), tied, 2, 1, 0, false);
 	assert_true(shardmap_tied_lm_head(f.p));
 	fx_close(&f);
 	static const char untied[] =
 	    CFG_HEAD("\"tie_word_embeddings\":true,", "qwen3", "") SIGLIP("2");
-	fx_refused(bee_model(LAY_V450, 0, 2), untied, WT_ENOTFOUND, "lm_head.weight", "");
-	fx_open(&f, bee_model(LAY_HF5, O_HEAD, 2), untied, 2, 1, 0, false);
+	fx_refused(ov_model(LAY_V450, 0, 2), untied, WT_ENOTFOUND, "lm_head.weight", "");
+	fx_open(&f, ov_model(LAY_HF5, OV_HEAD, 2), untied, 2, 1, 0, false);
 	assert_false(shardmap_tied_lm_head(f.p));
 	fx_close(&f);
 }
@@ -391,76 +292,63 @@ static void test_bee_config_errors(void **state)
 	    "\"text_config\":{\"hidden_size\":64,\"num_attention_heads\":8,"
 	    "\"num_key_value_heads\":2,\"head_dim\":8,\"intermediate_size\":128,"
 	    "\"vocab_size\":128,\"num_hidden_layers\":1}" SIGLIP("2");
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), notmt, WT_ECORRUPT,
-	           "text_config.model_type is missing", "qwen3");
+	fx_refused(ov_v450(2), notmt, WT_ECORRUPT, "text_config.model_type is missing", "qwen3");
 	static const char novmt[] =
 	    CFG_HEAD("", "qwen3", "") ",\"vision_config\":{"
 	                              "\"vision_use_head\":false" VISION_KEYS("2") "}}";
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), novmt, WT_ECORRUPT,
-	           "vision_config.model_type is missing", "siglip_vision_model");
+	fx_refused(ov_v450(2), novmt, WT_ECORRUPT, "vision_config.model_type is missing",
+	           "siglip_vision_model");
 	static const char nofl[] = CFG_MT("bee", "", "qwen3", "") SIGLIP("2");
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), nofl, WT_ECORRUPT,
-	           "vision_feature_layer is missing", "-1");
+	fx_refused(ov_v450(2), nofl, WT_ECORRUPT, "vision_feature_layer is missing", "-1");
 	static const char nullfl[] =
 	    CFG_MT("bee", "\"vision_feature_layer\":null,", "qwen3", "") SIGLIP("2");
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), nullfl, WT_ECORRUPT,
-	           "vision_feature_layer is missing", "");
+	fx_refused(ov_v450(2), nullfl, WT_ECORRUPT, "vision_feature_layer is missing", "");
 }
 
 /* The planner's refusals, each naming its key or tensor. */
 static void test_bee_errors(void **state)
 {
 	(void)state;
-	/* another language model, none, no tower, a CLIP tower, another model_type */
+	/* another language model, none; no tower, a CLIP tower, 3 heads; another model_type */
 	static const char cfg_qwen2[] = CFG_HEAD("", "qwen2", "") SIGLIP("2");
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), cfg_qwen2, WT_EUNSUPPORTED,
-	           "text_config.model_type 'qwen2'", "qwen3");
+	fx_refused(ov_v450(2), cfg_qwen2, WT_EUNSUPPORTED, "text_config.model_type 'qwen2'",
+	           "qwen3");
 	static const char cfg_notext[] =
 	    "{\"architectures\":[\"" ARCH "\"],\"model_type\":\"bee\",\"vision_feature_layer\":-1,"
 	    "\"hidden_size\":64,\"num_attention_heads\":8,\"num_key_value_heads\":2,"
 	    "\"head_dim\":8,\"intermediate_size\":128,\"vocab_size\":128,\"num_hidden_layers\":"
 	    "1" SIGLIP("2");
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), cfg_notext, WT_ECORRUPT, "needs a text_config",
-	           "qwen3");
+	fx_refused(ov_v450(2), cfg_notext, WT_ECORRUPT, "needs a text_config", "qwen3");
 	static const char cfg_nov[] = CFG_HEAD("", "qwen3", "") "}";
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), cfg_nov, WT_ECORRUPT, "needs vision_config",
-	           "SigLIP");
 	static const char cfg_clip[] =
 	    CFG_HEAD("", "qwen3", "") VISION_CFG("clip_vision_model", VISION_KEYS("2"));
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), cfg_clip, WT_EUNSUPPORTED,
-	           "vision_config.model_type 'clip_vision_model'", "siglip_vision_model");
+	/* heads: 3 do not divide 32 */
+	static const char cfg3h[] = CFG_HEAD("", "qwen3", "") VISION_3H(NOHEAD);
+	ov_tower_refused(cfg3h, cfg_clip, cfg_nov);
 	static const char cfg_ov[] =
 	    CFG_MT("llava_onevision", "\"vision_feature_layer\":-1,", "qwen3", "") SIGLIP("2");
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), cfg_ov, WT_EUNSUPPORTED,
-	           "model_type 'llava_onevision'", "set model_type to bee");
-	/* heads: 3 do not divide 32 */
-	static const char cfg3h[] = CFG_HEAD("", "qwen3", "")
-	    VISION_CFG("siglip_vision_model", NOHEAD
-	               ",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":3,"
-	               "\"num_hidden_layers\":2,\"image_size\":8,\"patch_size\":2");
-	fx_refused(bee_model(LAY_V450, O_HEAD, 2), cfg3h, WT_ECORRUPT,
-	           "num_attention_heads 3 does not divide hidden_size 32", "");
+	fx_refused(ov_v450(2), cfg_ov, WT_EUNSUPPORTED, "model_type 'llava_onevision'",
+	           "set model_type to bee");
 	/* tp_size 16: more ranks than the 8 heads */
-	fx_refused_tp(bee_model(LAY_V450, O_HEAD, 2), cfg, 16, WT_ELAYOUT, "tp_size 16", "");
+	fx_refused_tp(ov_v450(2), cfg, 16, WT_ELAYOUT, "tp_size 16", "");
 	/* a projector tensor (biases always: bias=True), image_newline or q_norm missing */
 	static const char *const need[] = {PJ "pre_norm.weight", PJ "pre_norm.bias",
 	                                   PJ "linear_1.bias", PJ "linear_2.bias", "image_newline"};
-	for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++)
-		fx_refused(bee_without(need[k]), cfg, WT_ENOTFOUND, need[k], "");
-	fx_refused(bee_model(LAY_V450, O_HEAD | O_NOQKN, 2), cfg, WT_ENOTFOUND, "q_norm", "");
+	ov_need(cfg, need, sizeof(need) / sizeof(need[0]));
+	fx_refused(ov_model(LAY_V450, OV_HEAD | OV_NOQKN, 2), cfg, WT_ENOTFOUND, "q_norm", "");
 	/* LLaVA-OneVision's projector ([hid, VE] / [hid, hid]) is not Bee's [4 hid, VE] */
-	tm_model *m = bee_without(PJ "linear_1.weight");
+	tm_model *m = ov_without(PJ "linear_1.weight");
 	tm_add2(m, PJ "linear_1.weight", HID, VE);
 	fx_refused(m, cfg, WT_ESHAPE, PJ "linear_1.weight", "");
-	m = bee_without(PJ "linear_2.weight");
+	m = ov_without(PJ "linear_2.weight");
 	tm_add2(m, PJ "linear_2.weight", HID, HID);
 	fx_refused(m, cfg, WT_ESHAPE, PJ "linear_2.weight", "");
 	/* SigLIP's pooling head when vision_use_head is false (vLLM has no parameter for it) */
-	m = bee_model(LAY_V450, O_HEAD, 2);
+	m = ov_v450(2);
 	tm_add(m, VT "head.probe", WT_DTYPE_INVALID, 3, 1, 1, VE);
 	fx_refused(m, cfg, WT_EUNSUPPORTED, VT "head.probe", "");
 	/* a block past the tower's count */
-	fx_refused(bee_model(LAY_V450, O_HEAD, 3), cfg, WT_ESHAPE, "encoder.layers.2.",
+	fx_refused(ov_model(LAY_V450, OV_HEAD, 3), cfg, WT_ESHAPE, "encoder.layers.2.",
 	           "num_hidden_layers");
 }
 
@@ -472,13 +360,13 @@ static void test_bee_mm_bias(void **state)
 	static const char nob[] =
 	    CFG_HEAD("\"multimodal_projector_bias\":false,", "qwen3", "") SIGLIP("2");
 	fx a, b;
-	fx_open(&a, bee_model(LAY_V450, O_HEAD, 2), nob, 2, 1, 0, true);
-	fx_open(&b, bee_model(LAY_V450, O_HEAD, 2), cfg, 2, 1, 0, true);
+	fx_open(&a, ov_v450(2), nob, 2, 1, 0, true);
+	fx_open(&b, ov_v450(2), cfg, 2, 1, 0, true);
 	for (uint32_t r = 0; r < 2; r++)
 		fx_same_rank(&a, &b, r, NULL);
 	fx_close(&a);
 	fx_close(&b);
-	fx_refused(bee_without(PJ "linear_1.bias"), nob, WT_ENOTFOUND, PJ "linear_1.bias", "");
+	fx_refused(ov_without(PJ "linear_1.bias"), nob, WT_ENOTFOUND, PJ "linear_1.bias", "");
 }
 
 int main(void)

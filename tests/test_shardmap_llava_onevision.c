@@ -23,25 +23,11 @@
 #define SEED 0x0e71ull
 #include "test_shardmap_fx.h"
 
-/* LM: hid 64, H 8, KV 2, d 8, I 128, V 128, L 1. Vision: blocks of width 32, 8 heads, MLP 64,
- * image 8 / patch 2: 4 x 4 = 16 patches. Projector: linear_1 [64, 32], linear_2 [64, 64]. */
-#define HID 64
-#define VE  32
-#define VI  64
-#define VNP 16
+#define OV_OPT 0
+#include "test_shardmap_ov.h"
 
-#define LM_KEYS(mt)                                                                                \
-	"\"model_type\":\"" mt "\",\"hidden_size\":64,\"num_attention_heads\":8,"                  \
-	"\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"                  \
-	"\"num_hidden_layers\":1"
-#define VISION_CFG(vmt, keys) ",\"vision_config\":{\"model_type\":\"" vmt "\"" keys "}}"
-/* the released configs' (llava-onevision-qwen2-*-hf): no pooling head */
-#define NOHEAD ",\"vision_use_head\":false"
-#define VISION_KEYS_W(h, i, vd)                                                                    \
-	",\"hidden_size\":" h ",\"intermediate_size\":" i ",\"num_attention_heads\":8,"            \
-	"\"num_hidden_layers\":" vd ",\"image_size\":8,\"patch_size\":2"
-#define VISION_KEYS(vd) VISION_KEYS_W("32", "64", vd)
-#define SIGLIP(vd)      VISION_CFG("siglip_vision_model", NOHEAD VISION_KEYS(vd))
+/* Projector: linear_1 [64, 32], linear_2 [64, 64]. */
+#define LM_KEYS(mt) OV_LM_KEYS(mt, "")
 #define CFG_HEAD(top, mt, text)                                                                    \
 	"{\"architectures\":[\"LlavaOnevisionForConditionalGeneration\"],\"model_type\":"          \
 	"\"llava_onevision\"," top "\"text_config\":{" LM_KEYS(mt) text "}"
@@ -51,80 +37,33 @@ static const char cfg_ov[] = CFG_HEAD("\"tie_word_embeddings\":false,", "qwen2",
 static const char cfg_text[] =
     "{\"architectures\":[\"Qwen2ForCausalLM\"]," LM_KEYS("qwen2") ",\"tie_word_embeddings\":true}";
 
-#define VT "vision_tower.vision_model."
-#define VB VT "encoder.layers.%d."
-#define PJ "multi_modal_projector."
-#define LM "language_model.model."
-
-static const struct {
-	const char *name;
-	int64_t n, k;
-} proj[] = {
-    {PJ "linear_1.weight", HID, VE}, {PJ "linear_1.bias", HID, 0}, {PJ "linear_2.weight", HID, HID},
-    {PJ "linear_2.bias", HID, 0},    {"image_newline", HID, 0},
+static const ov_row proj[] = {
+    {PJ "linear_1.weight", HID, VE, false},  {PJ "linear_1.bias", HID, 0, false},
+    {PJ "linear_2.weight", HID, HID, false}, {PJ "linear_2.bias", HID, 0, false},
+    {"image_newline", HID, 0, false},
 };
 
-/* The Qwen2 language model (lm_head when asked), then unless LAY_TEXT the tower of `blocks`
- * blocks with post_layernorm, the projector and image_newline, all in layout y. */
-static tm_model *ov_model_w(lay y, bool lm_head, int blocks, int64_t ve, int64_t vi)
-{
-	tm_model *m = tm_new(SEED, WT_BF16);
-	char b[200];
-	mm_add(m, y, "model.embed_tokens.weight", 128, HID);
-	mm_add(m, y, "model.norm.weight", HID, 0);
-	static const struct {
-		const char *leaf;
-		int64_t n, k;
-	} lmt[] = {
-	    {"input_layernorm.weight", HID, 0},   {"post_attention_layernorm.weight", HID, 0},
-	    {"self_attn.q_proj.weight", 64, HID}, {"self_attn.q_proj.bias", 64, 0},
-	    {"self_attn.k_proj.weight", 16, HID}, {"self_attn.k_proj.bias", 16, 0},
-	    {"self_attn.v_proj.weight", 16, HID}, {"self_attn.v_proj.bias", 16, 0},
-	    {"self_attn.o_proj.weight", HID, 64}, {"mlp.gate_proj.weight", 128, HID},
-	    {"mlp.up_proj.weight", 128, HID},     {"mlp.down_proj.weight", HID, 128}};
-	for (size_t k = 0; k < sizeof(lmt) / sizeof(lmt[0]); k++) {
-		snprintf(b, sizeof(b), "model.layers.0.%s", lmt[k].leaf);
-		mm_add(m, y, b, lmt[k].n, lmt[k].k);
-	}
-	if (lm_head)
-		mm_add(m, y, "lm_head.weight", 128, HID);
-	if (y == LAY_TEXT)
-		return m;
-	mm_add_vit(m, y, false, ve, vi, VNP, blocks);
-	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
-		mm_add(m, y, proj[k].name, proj[k].n, proj[k].k == VE ? ve : proj[k].k);
-	return m;
-}
+/* Qwen2's layer (q/k/v biases) */
+static const ov_row lmt[] = {
+    {"input_layernorm.weight", HID, 0, false},   {"post_attention_layernorm.weight", HID, 0, false},
+    {"self_attn.q_proj.weight", 64, HID, false}, {"self_attn.q_proj.bias", 64, 0, false},
+    {"self_attn.k_proj.weight", 16, HID, false}, {"self_attn.k_proj.bias", 16, 0, false},
+    {"self_attn.v_proj.weight", 16, HID, false}, {"self_attn.v_proj.bias", 16, 0, false},
+    {"self_attn.o_proj.weight", HID, 64, false}, {"mlp.gate_proj.weight", 128, HID, false},
+    {"mlp.up_proj.weight", 128, HID, false},     {"mlp.down_proj.weight", HID, 128, false}};
 
-static tm_model *ov_model(lay y, bool lm_head, int blocks)
+/* The Qwen2 language model (lm_head with OV_HEAD), then unless LAY_TEXT the tower of `blocks`
+ * blocks with post_layernorm, the projector and image_newline, all in layout y. */
+static tm_model *ov_model_w(lay y, unsigned opt, int blocks, int64_t ve, int64_t vi)
 {
-	return ov_model_w(y, lm_head, blocks, VE, VI);
+	return ov_build(lmt, sizeof(lmt) / sizeof(lmt[0]), proj, sizeof(proj) / sizeof(proj[0]), y,
+	                opt, blocks, ve, vi);
 }
 
 static void check_rank(const fx *f, uint32_t T, uint32_t r)
 {
-	for (int blk = 0; blk < 2; blk++)
-		fx_vit_block(f, T, r, VB, blk, VE, VI);
-	for (size_t k = 0; k < sizeof(proj) / sizeof(proj[0]); k++)
-		repl(f, r, proj[k].name);
-	repl(f, r, VT "embeddings.position_embedding.weight");
-	repl(f, r, VT "embeddings.patch_embedding.bias");
-	assert_int_equal(tm_ix(f->p, r, VT "post_layernorm.weight"), -1);
-	const char *lq = LM "layers.0.self_attn.qkv_proj.";
-	int64_t ql = 64 / T, kvh = T == 2 ? r : r / 2;
-	char n[200], a[200];
-	for (int w = 0; w < 2; w++) {
-		const char *leaf = w ? "bias" : "weight";
-		snprintf(n, sizeof(n), "%s%s", lq, leaf);
-		snprintf(a, sizeof(a), LM "layers.0.self_attn.q_proj.%s", leaf);
-		rows_at(f, r, n, 0, a, r * ql, ql);
-		snprintf(a, sizeof(a), LM "layers.0.self_attn.k_proj.%s", leaf);
-		rows_at(f, r, n, ql, a, kvh * 8, 8);
-		snprintf(a, sizeof(a), LM "layers.0.self_attn.v_proj.%s", leaf);
-		rows_at(f, r, n, ql + 8, a, kvh * 8, 8);
-	}
-	cols_of(f, r, T, LM "layers.0.self_attn.o_proj.weight",
-	        LM "layers.0.self_attn.o_proj.weight", HID, 64);
+	ov_tower_rank(f, T, r, proj, sizeof(proj) / sizeof(proj[0]));
+	ov_attn_rank(f, T, r, true);
 	/* 2 blocks x 12 outputs, the embeddings' 3, the projector's 4 and image_newline; the
 	 * LM's 7 + embed, norm */
 	assert_int_equal(shardmap_rank_n_tensors(f->p, r), 2 * 12 + 3 + 5 + 7 + 2);
@@ -144,7 +83,7 @@ static void test_hand_slices(void **state)
 	static const uint32_t tps[] = {2, 4};
 	for (size_t i = 0; i < 2; i++) {
 		fx f;
-		fx_open(&f, ov_model(LAY_V450, false, 2), cfg_ov, tps[i], 1, 0, true);
+		fx_open(&f, ov_model(LAY_V450, 0, 2), cfg_ov, tps[i], 1, 0, true);
 		for (uint32_t r = 0; r < tps[i]; r++)
 			check_rank(&f, tps[i], r);
 		assert_true(shardmap_tied_lm_head(f.p));
@@ -158,33 +97,22 @@ static void test_hand_slices(void **state)
 static void test_layouts(void **state)
 {
 	(void)state;
-	fx_same_layouts(ov_model(LAY_V450, false, 2), ov_model(LAY_HF5, false, 2), cfg_ov,
-	                ov_model(LAY_TEXT, false, 0), cfg_text, 2, 1, "language_model.");
+	fx_same_layouts(ov_model(LAY_V450, 0, 2), ov_model(LAY_HF5, 0, 2), cfg_ov,
+	                ov_model(LAY_TEXT, 0, 0), cfg_text, 2, 1, "language_model.");
 }
 
 /* vision_feature_layer -2 of 3 blocks: vLLM builds 2; block 2 and post_layernorm dropped
- * (listed as skipped). */
+ * (listed as skipped); a list, or an index outside the tower, refused. */
 static void test_feature_layer(void **state)
 {
 	(void)state;
 	static const char cfg3[] = CFG_HEAD("\"vision_feature_layer\":-2,", "qwen2",
 	                                    ",\"tie_word_embeddings\":true") SIGLIP("3");
-	fx f;
-	fx_open(&f, ov_model(LAY_V450, false, 3), cfg3, 2, 1, 0, false);
-	assert_true(tm_ix(f.p, 1, VT "encoder.layers.1.mlp.fc1.weight") >= 0);
-	assert_int_equal(tm_ix(f.p, 1, VT "encoder.layers.2.mlp.fc1.weight"), -1);
-	assert_int_equal(tm_ix(f.p, 1, VT "post_layernorm.weight"), -1);
-	assert_int_equal(shardmap_n_skipped(f.p), 16 + 2);
-	fx_close(&f);
-	/* a list, or an index outside the tower */
 	static const char cfgl[] = CFG_HEAD("\"vision_feature_layer\":[-1],", "qwen2",
 	                                    ",\"tie_word_embeddings\":true") SIGLIP("2");
-	fx_refused(ov_model(LAY_V450, false, 2), cfgl, WT_EUNSUPPORTED,
-	           "vision_feature_layer is a list", "LlavaOnevisionMultiModalProjector");
 	static const char cfgo[] = CFG_HEAD("\"vision_feature_layer\":-4,", "qwen2",
 	                                    ",\"tie_word_embeddings\":true") SIGLIP("2");
-	fx_refused(ov_model(LAY_V450, false, 2), cfgo, WT_ECORRUPT, "vision_feature_layer -4",
-	           "[-3, 2]");
+	ov_feature_layer(cfg3, cfgl, cfgo, "LlavaOnevisionMultiModalProjector");
 }
 
 /* int8-channel TP 2 of a 64 / 128 tower (SiglipMLP quantizes its MLP): the tower's fc1 and
@@ -198,7 +126,7 @@ static void test_int8(void **state)
 	l.tp_size = 2;
 	l.quant = WT_QUANT_INT8_CHANNEL;
 	fx f;
-	fx_open_l(&f, ov_model_w(LAY_V450, false, 2, 64, 128), cfg_w64, &l, true);
+	fx_open_l(&f, ov_model_w(LAY_V450, 0, 2, 64, 128), cfg_w64, &l, true);
 	const char *q = VT "encoder.layers.1.mlp.fc1.weight";
 	const int8_t *c = (const int8_t *)out_bytes(&f, 1, q);
 	const float *sc =
@@ -224,9 +152,7 @@ static void test_int8(void **state)
 static void test_coverage(void **state)
 {
 	(void)state;
-	static const uint32_t lays[][2] = {{1, 1}, {2, 1}, {4, 1}, {8, 1}};
-	coverage(ov_model(LAY_V450, false, 2), cfg_ov, 2, lays, 4);
-	coverage(ov_model(LAY_HF5, false, 2), cfg_ov, 2, lays, 4);
+	ov_coverage(cfg_ov);
 }
 
 /* LlavaOnevisionConfig's defaults (vision_feature_layer -1, a siglip tower, text_config a
@@ -252,20 +178,20 @@ static void test_defaults(void **state)
 	/* text_config without the key: untied (Qwen2Config's false) whatever the top level says */
 	static const char untied[] =
 	    CFG_HEAD("\"tie_word_embeddings\":true,", "qwen2", "") SIGLIP("2");
-	fx_refused(ov_model(LAY_V450, false, 2), untied, WT_ENOTFOUND, "lm_head.weight", "");
+	fx_refused(ov_model(LAY_V450, 0, 2), untied, WT_ENOTFOUND, "lm_head.weight", "");
 	fx f;
-	fx_open(&f, ov_model(LAY_V450, true, 2), untied, 2, 1, 0, false);
+	fx_open(&f, ov_model(LAY_V450, OV_HEAD, 2), untied, 2, 1, 0, false);
 	assert_false(shardmap_tied_lm_head(f.p));
 	fx_close(&f);
-	fx_open(&f, ov_model(LAY_HF5, true, 2), untied, 2, 1, 0, false);
+	fx_open(&f, ov_model(LAY_HF5, OV_HEAD, 2), untied, 2, 1, 0, false);
 	assert_false(shardmap_tied_lm_head(f.p));
 	fx_close(&f);
 	/* multimodal_projector_bias false: the biases are not vLLM's (unknown), their absence
 	 * plans */
 	static const char nob[] = CFG_HEAD("\"multimodal_projector_bias\":false,", "qwen2",
 	                                   ",\"tie_word_embeddings\":true") SIGLIP("2");
-	fx_refused(ov_model(LAY_V450, false, 2), nob, WT_EUNSUPPORTED, PJ "linear_", "bias");
-	tm_model *m = ov_model(LAY_V450, false, 2);
+	fx_refused(ov_model(LAY_V450, 0, 2), nob, WT_EUNSUPPORTED, PJ "linear_", "bias");
+	tm_model *m = ov_model(LAY_V450, 0, 2);
 	tm_remove(m, PJ "linear_1.bias");
 	tm_remove(m, PJ "linear_2.bias");
 	fx_open(&f, m, nob, 2, 1, 0, false);
@@ -276,61 +202,27 @@ static void test_defaults(void **state)
 static void test_errors(void **state)
 {
 	(void)state;
-	/* a projector tensor or image_newline missing; the projector of another width */
-	tm_model *m = ov_model(LAY_V450, false, 2);
-	tm_remove(m, PJ "linear_2.bias");
-	fx_refused(m, cfg_ov, WT_ENOTFOUND, PJ "linear_2.bias", "");
-	m = ov_model(LAY_V450, false, 2);
-	tm_remove(m, "image_newline");
-	fx_refused(m, cfg_ov, WT_ENOTFOUND, "image_newline", "");
-	m = ov_model(LAY_V450, false, 2);
-	tm_remove(m, PJ "linear_1.weight");
-	tm_add2(m, PJ "linear_1.weight", HID, VE * 2);
-	fx_refused(m, cfg_ov, WT_ESHAPE, PJ "linear_1.weight", "");
-	/* SigLIP's attention-pooling head (vision_use_head) is not built by vLLM's tower */
-	m = ov_model(LAY_V450, false, 2);
-	tm_add2(m, VT "head.probe", 1, VE);
-	fx_refused(m, cfg_ov, WT_EUNSUPPORTED, VT "head.probe", "");
-	/* heads: 3 do not divide 32 */
-	static const char cfg3h[] = CFG_HEAD("", "qwen2", ",\"tie_word_embeddings\":true")
-	    VISION_CFG("siglip_vision_model",
-	               ",\"hidden_size\":32,\"intermediate_size\":64,\"num_attention_heads\":3,"
-	               "\"num_hidden_layers\":2,\"image_size\":8,\"patch_size\":2");
-	fx_refused(ov_model(LAY_V450, false, 2), cfg3h, WT_ECORRUPT,
-	           "num_attention_heads 3 does not divide hidden_size 32", "");
-	/* a CLIP tower, another language model, none, no tower */
+	/* a projector tensor or image_newline missing; the projector of another width; SigLIP's
+	 * attention-pooling head (vision_use_head) is not built by vLLM's tower */
+	static const char *const need[] = {PJ "linear_2.bias", "image_newline"};
+	ov_need(cfg_ov, need, sizeof(need) / sizeof(need[0]));
+	ov_shape_refused(cfg_ov);
+	/* heads: 3 do not divide 32; a CLIP tower, none; another language model, no tower */
+	static const char cfg3h[] =
+	    CFG_HEAD("", "qwen2", ",\"tie_word_embeddings\":true") VISION_3H("");
 	static const char cfg_clip[] = CFG_HEAD("", "qwen2", ",\"tie_word_embeddings\":true")
 	    VISION_CFG("clip_vision_model", VISION_KEYS("2"));
-	fx_refused(ov_model(LAY_V450, false, 2), cfg_clip, WT_EUNSUPPORTED,
-	           "vision_config.model_type 'clip_vision_model'", "siglip_vision_model");
-	static const char cfg_llama[] = CFG_HEAD("", "llama", "") SIGLIP("2");
-	fx_refused(ov_model(LAY_V450, false, 2), cfg_llama, WT_EUNSUPPORTED,
-	           "text_config.model_type 'llama'", "qwen2");
 	static const char cfg_nov[] = CFG_HEAD("", "qwen2", "") "}";
-	fx_refused(ov_model(LAY_V450, false, 2), cfg_nov, WT_ECORRUPT, "needs vision_config",
-	           "SigLIP");
+	ov_tower_refused(cfg3h, cfg_clip, cfg_nov);
+	static const char cfg_llama[] = CFG_HEAD("", "llama", "") SIGLIP("2");
+	fx_refused(ov_v450(2), cfg_llama, WT_EUNSUPPORTED, "text_config.model_type 'llama'",
+	           "qwen2");
 	static const char cfg_notext[] =
 	    "{\"architectures\":[\"LlavaOnevisionForConditionalGeneration\"],\"model_type\":"
 	    "\"llava_onevision\",\"hidden_size\":64,\"num_attention_heads\":8,"
 	    "\"num_key_value_heads\":2,\"intermediate_size\":128,\"vocab_size\":128,"
 	    "\"num_hidden_layers\":1" SIGLIP("2");
-	fx_refused(ov_model(LAY_V450, false, 2), cfg_notext, WT_ECORRUPT, "needs a text_config",
-	           "");
-}
-
-static tm_model *mlp_odd(void)
-{
-	return ov_model(LAY_V450, false, 2);
-}
-
-static tm_model *mlp_i96(void)
-{
-	return ov_model_w(LAY_V450, false, 2, 64, 96);
-}
-
-static tm_model *mlp_w64(void)
-{
-	return ov_model_w(LAY_V450, false, 2, 64, 128);
+	fx_refused(ov_v450(2), cfg_notext, WT_ECORRUPT, "needs a text_config", "");
 }
 
 /* vLLM's siglip.py SiglipMLP: under int8-channel and fp8-block the tower's fc1 / fc2 are
@@ -339,9 +231,7 @@ static tm_model *mlp_w64(void)
 static void test_siglip_mlp(void **state)
 {
 	(void)state;
-	fx_siglip_mlp(mlp_odd, cfg_ov, VT, 2, true);
-	fx_siglip_mlp(mlp_i96, cfg_i96, VT, 2, true);
-	fx_siglip_mlp(mlp_w64, cfg_w64, VT, 2, false);
+	ov_siglip_mlp(cfg_ov, cfg_i96, cfg_w64);
 }
 
 int main(void)

@@ -1,10 +1,10 @@
 /*
  * test_shardmap_same_lm.h — a multimodal family's language model against the text family it
  * reuses, shared by the planner tests of Keye-VL, PaddleOCR-VL, GLM-4V, dots.ocr, Step3-VL,
- * Isaac, HunYuan-VL and Nemotron Nano VL: every output of a rank outside the vision and
- * projector prefixes is the text family's rank's tensor of the same name (less a prefix such
- * as Nemotron Nano VL's language_model.; dtype, rank of shape, bytes), and the text family's
- * rank has no other.
+ * Isaac, HunYuan-VL, Nemotron Nano VL, R-4B and Bee-8B: every output of a rank outside the
+ * vision and projector prefixes is the text family's rank's tensor of the same name (less a
+ * prefix such as Nemotron Nano VL's language_model.; dtype, rank of shape, bytes), and the
+ * text family's rank has no other; fx_same_lm_lays under the six layouts they compare.
  */
 #ifndef WT_TEST_SHARDMAP_SAME_LM_H
 #define WT_TEST_SHARDMAP_SAME_LM_H
@@ -49,6 +49,43 @@ static __attribute__((unused)) void fx_same_rank_but(const fx *a, const fx *b, u
                                                      const char *const *skip, const char *what)
 {
 	fx_same_rank_strip(a, b, r, skip, "", what);
+}
+
+/* Under TP 1 / 2 / 4 / 8, int8-channel TP 2 and fp8-channel TP 4: every rank of mm()'s plan
+ * (cfg) against the same rank of the text family `what`'s plan of tm() (tcfg), as
+ * fx_same_rank_strip (skip, strip); when alt is not NULL, alt()'s plan (the same weights in
+ * another layout, cfg) gives mm()'s ranks byte for byte. */
+static __attribute__((unused)) void fx_same_lm_lays(tm_model *(*mm)(void), tm_model *(*alt)(void),
+                                                    const char *cfg, tm_model *(*tm)(void),
+                                                    const char *tcfg, const char *const *skip,
+                                                    const char *strip, const char *what)
+{
+	static const struct {
+		uint32_t tp;
+		wt_quant q;
+	} lays[] = {{1, WT_QUANT_NONE}, {2, WT_QUANT_NONE},         {4, WT_QUANT_NONE},
+	            {8, WT_QUANT_NONE}, {2, WT_QUANT_INT8_CHANNEL}, {4, WT_QUANT_FP8_CHANNEL}};
+	for (size_t j = 0; j < sizeof(lays) / sizeof(lays[0]); j++) {
+		wt_layout l;
+		wt_layout_init(&l);
+		l.tp_size = lays[j].tp;
+		l.quant = lays[j].q;
+		fx a, b, o;
+		fx_open_l(&a, mm(), cfg, &l, true);
+		if (alt != NULL)
+			fx_open_l(&o, alt(), cfg, &l, true);
+		fx_open_l(&b, tm(), tcfg, &l, true);
+		assert_string_equal(shardmap_family(b.p), what);
+		for (uint32_t r = 0; r < l.tp_size; r++) {
+			fx_same_rank_strip(&a, &b, r, skip, strip, what);
+			if (alt != NULL)
+				fx_same_rank(&a, &o, r, NULL);
+		}
+		fx_close(&a);
+		if (alt != NULL)
+			fx_close(&o);
+		fx_close(&b);
+	}
 }
 
 #endif
