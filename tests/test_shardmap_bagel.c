@@ -102,22 +102,6 @@ static void add_lm(tm_model *m, const char *p, unsigned opt)
 		tm_layers(m, b, 2, qk_leaves, TM_NLEAVES(qk_leaves), 0);
 }
 
-/* The SigLIP pooling head of MLP width vi. */
-static void add_head(tm_model *m, int64_t vi)
-{
-	tm_add(m, VT "head.probe", WT_DTYPE_INVALID, 3, 1, 1, VE);
-	tm_add2(m, VT "head.attention.in_proj_weight", 3 * VE, VE);
-	tm_add2(m, VT "head.attention.in_proj_bias", 3 * VE, 0);
-	tm_add2(m, VT "head.attention.out_proj.weight", VE, VE);
-	tm_add2(m, VT "head.attention.out_proj.bias", VE, 0);
-	tm_add2(m, VT "head.layernorm.weight", VE, 0);
-	tm_add2(m, VT "head.layernorm.bias", VE, 0);
-	tm_add2(m, VT "head.mlp.fc1.weight", vi, VE);
-	tm_add2(m, VT "head.mlp.fc1.bias", vi, 0);
-	tm_add2(m, VT "head.mlp.fc2.weight", VE, vi);
-	tm_add2(m, VT "head.mlp.fc2.bias", VE, 0);
-}
-
 /* What bagel.py skips: the generation branch (MoT twins, VAE projections, embedders, the VAE)
  * and vit_pos_embed's buffer. */
 static const char *const gen_names[] = {
@@ -144,7 +128,7 @@ static tm_model *bg_model(int blocks, int64_t vi, int64_t fc1_cols, unsigned opt
 	add_lm(m, LM, opt);
 	tm_siglip_tower(m, VT, blocks, VE, vi, 4, (opt & O_PE2) ? TM_TOWER_PE2D : 0);
 	if (opt & O_HEAD)
-		add_head(m, vi);
+		tm_siglip_head(m, VT, VE, vi);
 	tm_add2(m, C "fc1.weight", HID, fc1_cols);
 	tm_add2(m, C "fc1.bias", HID, 0);
 	tm_add2(m, C "fc2.weight", HID, HID);

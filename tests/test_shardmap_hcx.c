@@ -23,6 +23,7 @@
 #include "test_shardmap_util.h"
 #include "test_shardmap_fx.h"
 #include "test_shardmap_same_lm.h"
+#include "test_shardmap_tower.h"
 
 /* the LM (Llama): hid 128, H 8, KV 2, d 16, I 192, V 1000 (padded 1024), 2 layers; the tower:
  * width 64, 8 heads of 8, MLP 128, image 4 / patch 2 (4 positions), 3 blocks of which
@@ -112,22 +113,6 @@ static void add_lm(tm_model *m, const char *p, unsigned opt)
 	tm_layers(m, b, 2, lm_leaves, TM_NLEAVES(lm_leaves), 0);
 }
 
-/* The SigLIP pooling head of MLP width vi. */
-static void add_head(tm_model *m, int64_t vi)
-{
-	tm_add(m, VT "head.probe", WT_DTYPE_INVALID, 3, 1, 1, VE);
-	tm_add2(m, VT "head.attention.in_proj_weight", 3 * VE, VE);
-	tm_add2(m, VT "head.attention.in_proj_bias", 3 * VE, 0);
-	tm_add2(m, VT "head.attention.out_proj.weight", VE, VE);
-	tm_add2(m, VT "head.attention.out_proj.bias", VE, 0);
-	tm_add2(m, VT "head.layernorm.weight", VE, 0);
-	tm_add2(m, VT "head.layernorm.bias", VE, 0);
-	tm_add2(m, VT "head.mlp.fc1.weight", vi, VE);
-	tm_add2(m, VT "head.mlp.fc1.bias", vi, 0);
-	tm_add2(m, VT "head.mlp.fc2.weight", VE, vi);
-	tm_add2(m, VT "head.mlp.fc2.bias", VE, 0);
-}
-
 /* One RegNet Bottleneck of the C-Abstractor (13 tensors) under mm_projector.net.s.bb. */
 static void add_block(tm_model *m, int s, int b, unsigned opt)
 {
@@ -157,22 +142,11 @@ static void add_block(tm_model *m, int s, int b, unsigned opt)
  * post_layernorm, the C-Abstractor and image_newline (opt: the O_* above). */
 static tm_model *hx_model(int blocks, int64_t vi, unsigned opt)
 {
-	const fx_leaf block[] = {FX_VIT_BLOCK_LEAVES(VE, vi)};
 	tm_model *m = tm_new(SEED, WT_BF16);
 	add_lm(m, LM, opt);
-	add4(m, VT "embeddings.patch_embedding.weight", VE, 3, 2, 2);
-	tm_add2(m, VT "embeddings.patch_embedding.bias", VE, 0);
-	tm_add2(m, VT "embeddings.position_embedding.weight", 4, VE);
-	char b[200];
-	for (int blk = 0; blk < blocks; blk++)
-		for (size_t j = 0; j < TM_NLEAVES(block); j++) {
-			snprintf(b, sizeof(b), VB "%s", blk, block[j].leaf);
-			tm_add2(m, b, block[j].n, block[j].k);
-		}
-	tm_add2(m, VT "post_layernorm.weight", VE, 0);
-	tm_add2(m, VT "post_layernorm.bias", VE, 0);
+	tm_siglip_tower(m, VT, blocks, VE, vi, 4, 0);
 	if (opt & O_HEAD)
-		add_head(m, vi);
+		tm_siglip_head(m, VT, VE, vi);
 	if (!(opt & O_NOPOS))
 		tm_add(m, P "pos_emb", WT_DTYPE_INVALID, 3, 1, 4, VE);
 	if (opt & O_PRE) {
@@ -196,6 +170,17 @@ static tm_model *text_model(unsigned opt)
 	tm_model *m = tm_new(SEED, WT_BF16);
 	add_lm(m, "", opt);
 	return m;
+}
+
+/* hx_model(3, VI, 0); the text family's checkpoint of the same language model */
+static tm_model *hx_rel(void)
+{
+	return hx_model(3, VI, 0);
+}
+
+static tm_model *hx_text(void)
+{
+	return text_model(0);
 }
 
 static const char *const whole[] = {
@@ -265,25 +250,7 @@ static const char *const not_lm[] = {"vision_model.", P, "image_newline", NULL};
 static void test_hx_same_lm(void **state)
 {
 	(void)state;
-	static const struct {
-		uint32_t tp;
-		wt_quant q;
-	} lays[] = {{1, WT_QUANT_NONE}, {2, WT_QUANT_NONE},         {4, WT_QUANT_NONE},
-	            {8, WT_QUANT_NONE}, {2, WT_QUANT_INT8_CHANNEL}, {4, WT_QUANT_FP8_CHANNEL}};
-	for (size_t j = 0; j < sizeof(lays) / sizeof(lays[0]); j++) {
-		wt_layout l;
-		wt_layout_init(&l);
-		l.tp_size = lays[j].tp;
-		l.quant = lays[j].q;
-		fx a, b;
-		fx_open_l(&a, hx_model(3, VI, 0), cfg, &l, true);
-		fx_open_l(&b, text_model(0), llama_cfg, &l, true);
-		assert_string_equal(shardmap_family(b.p), "llama");
-		for (uint32_t r = 0; r < l.tp_size; r++)
-			fx_same_rank_strip(&a, &b, r, not_lm, LM, "llama");
-		fx_close(&a);
-		fx_close(&b);
-	}
+	fx_same_lm_lays(hx_rel, NULL, cfg, hx_text, llama_cfg, not_lm, LM, "llama");
 }
 
 /* The tower's Linears and the LM's quantized; the C-Abstractor (built without the
