@@ -114,18 +114,8 @@ static int hcx_check(const ckpt_config *c, wt_errbuf *err)
 /* post_layernorm (require_post_norm=False) and the blocks past the kept ones. */
 static bool hcx_drop(const ckpt_config *c, const char *cn)
 {
-	static const char post[] = HX_VT "post_layernorm.", blk[] = HX_VT "encoder.layers.";
-	if (strncmp(cn, post, sizeof(post) - 1) == 0)
-		return true;
-	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
-		return false;
-	const char *s = cn + sizeof(blk) - 1;
-	if (*s < '0' || *s > '9')
-		return false;
-	char *end;
-	long long b = strtoll(s, &end, 10);
 	int64_t vd = c->v_num_layers > 0 ? c->v_num_layers : shardmap_vis_siglip.layers;
-	return *end == '.' && b >= hcx_kept(c, vd) && b < vd;
+	return shardmap_tower_drop(HX_VT, hcx_kept(c, vd), vd, true, cn);
 }
 
 /* SiglipMLP's fc1 / fc2 built without the quant_config when the tower's sizes are not both

@@ -540,6 +540,10 @@ int shardmap_vision_feature(const ckpt_config *c, const sm_vis_geom *g, const ch
  * always (post_always: require_post_norm=False) or when a block is dropped (None). */
 bool shardmap_vision_drop(const ckpt_config *c, const char *vt, int64_t vd, bool post_always,
                           const char *cn);
+/* The same with the blocks kept given (a model whose own key says how many: HyperCLOVAX's
+ * use_nth_layer): block b in [kept, vd) dropped, post_layernorm when post_always or kept < vd. */
+bool shardmap_tower_drop(const char *vt, int64_t kept, int64_t vd, bool post_always,
+                         const char *cn);
 /* Whether canonical name cn is a Pixtral tower block (vision_tower.transformer.layers.*)
  * past the feature layer: PixtralHFVisionModel is built only up to it (LLaVA's
  * init_vision_tower_for_llava, Mistral 3's init_vision_tower_for_mistral3) and its

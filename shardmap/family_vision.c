@@ -108,8 +108,7 @@ int shardmap_vision_feature(const ckpt_config *c, const sm_vis_geom *g, const ch
 	return WT_OK;
 }
 
-bool shardmap_vision_drop(const ckpt_config *c, const char *vt, int64_t vd, bool post_always,
-                          const char *cn)
+bool shardmap_tower_drop(const char *vt, int64_t kept, int64_t vd, bool post_always, const char *cn)
 {
 	static const char post[] = "post_layernorm.";
 	static const char blk[] = "encoder.layers.";
@@ -118,7 +117,7 @@ bool shardmap_vision_drop(const ckpt_config *c, const char *vt, int64_t vd, bool
 		return false;
 	cn += n;
 	if (strncmp(cn, post, sizeof(post) - 1) == 0)
-		return post_always || shardmap_vision_kept(c, vd) < vd;
+		return post_always || kept < vd;
 	if (strncmp(cn, blk, sizeof(blk) - 1) != 0)
 		return false;
 	const char *s = cn + sizeof(blk) - 1;
@@ -126,7 +125,13 @@ bool shardmap_vision_drop(const ckpt_config *c, const char *vt, int64_t vd, bool
 		return false;
 	char *end;
 	long long b = strtoll(s, &end, 10);
-	return *end == '.' && b >= shardmap_vision_kept(c, vd) && b < vd;
+	return *end == '.' && b >= kept && b < vd;
+}
+
+bool shardmap_vision_drop(const ckpt_config *c, const char *vt, int64_t vd, bool post_always,
+                          const char *cn)
+{
+	return shardmap_tower_drop(vt, shardmap_vision_kept(c, vd), vd, post_always, cn);
 }
 
 bool shardmap_pixtral_drop(const ckpt_config *c, const char *cn)
