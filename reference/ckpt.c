@@ -249,55 +249,94 @@ double ref_layout_budget(ref_set *ck, const wt_layout *l, const char **why)
 	             : "narrower output dtype: rounding budget";
 	return REF_BUDGET_ROUND;
 }
-/*
- * Plan and produce every rank of layout l (rank fields ignored), run both
- * paths on tokens and compare. WT_OK means the check RAN; res->pass says
- * whether the outputs agree within ref_layout_budget().
- */
-int ref_verify(const ckpt *c, const wt_layout *l, const int64_t *tokens, size_t n_tok,
-               ref_tamper_fn tamper, void *tctx, ref_result *res, wt_errbuf *err)
+/* The full path of f's checkpoint on its tokens into f->out (and f->routes for an MoE model),
+ * once. */
+static int full_once(ref_full *f, wt_errbuf *err)
 {
-	ref_cfg cfg;
-	ref_set ck = {0};
+	if (f->out != NULL)
+		return WT_OK;
+	size_t n_out = ref_out_count(&f->cfg, f->n_tok);
+	float *out = malloc(n_out * sizeof(float));
+	/* recorded always: quantized layouts follow the full path's expert choices
+	 * (ref_forward_sharded), unquantized ones route on their own */
+	int64_t *routes = f->cfg.E > 0
+	                      ? calloc((size_t)(f->cfg.L * f->cfg.topk) * f->n_tok, sizeof(int64_t))
+	                      : NULL;
+	int rv = WT_OK;
+	if (out == NULL || (f->cfg.E > 0 && routes == NULL))
+		rv = wt_seterr(err, WT_ENOMEM, "logits: out of memory");
+	else
+		rv = ref_forward_full(&f->cfg, &f->ck, f->tokens, f->n_tok, out, routes, err);
+	if (rv != WT_OK) {
+		free(out);
+		free(routes);
+		return rv;
+	}
+	f->out = out;
+	f->routes = routes;
+	return WT_OK;
+}
+
+int ref_full_load(const ckpt *c, const int64_t *tokens, size_t n_tok, ref_full *f, wt_errbuf *err)
+{
+	memset(f, 0, sizeof(*f));
+	f->tokens = malloc((n_tok ? n_tok : 1) * sizeof(int64_t));
+	if (f->tokens == NULL)
+		return wt_seterr(err, WT_ENOMEM, "tokens: out of memory");
+	memcpy(f->tokens, tokens, n_tok * sizeof(int64_t));
+	f->n_tok = n_tok;
+	int rv = ref_load_ckpt(c, &f->cfg, &f->ck, err);
+	if (rv != WT_OK)
+		ref_full_clear(f);
+	return rv;
+}
+
+void ref_full_clear(ref_full *f)
+{
+	free(f->out);
+	free(f->routes);
+	free(f->tokens);
+	ref_set_clear(&f->ck);
+	memset(f, 0, sizeof(*f));
+}
+
+int ref_verify_full(const ckpt *c, ref_full *f, const wt_layout *l, ref_tamper_fn tamper,
+                    void *tctx, ref_result *res, wt_errbuf *err)
+{
 	ref_set *ranks = NULL;
 	sm_plan *p = NULL;
-	float *full = NULL, *sh = NULL;
-	int64_t *routes = NULL;
+	float *sh = NULL;
 	uint32_t n = 0;
 	memset(res, 0, sizeof(*res));
-	int rv = ref_load_ckpt(c, &cfg, &ck, err);
-	if (rv == WT_OK)
-		rv = shardmap_plan(c, l, &p, err);
+	int rv = shardmap_plan(c, l, &p, err);
 	if (rv == WT_OK) {
 		n = shardmap_n_ranks(p);
 		rv = ref_load_ranks(c, p, l, &ranks, err);
 	}
 	if (rv != WT_OK)
 		goto out;
-	size_t n_out = ref_out_count(&cfg, n_tok);
-	full = malloc(n_out * sizeof(float));
-	sh = malloc(n_out * sizeof(float));
-	/* quantized layouts follow the full path's expert choices (ref_forward_sharded) */
-	if (l->quant != WT_QUANT_NONE && cfg.E > 0)
-		routes = calloc((size_t)(cfg.L * cfg.topk) * n_tok, sizeof(int64_t));
-	if (full == NULL || sh == NULL || (l->quant != WT_QUANT_NONE && cfg.E > 0 && !routes)) {
+	size_t n_out = ref_out_count(&f->cfg, f->n_tok);
+	if ((sh = malloc(n_out * sizeof(float))) == NULL) {
 		rv = wt_seterr(err, WT_ENOMEM, "logits: out of memory");
 		goto out;
 	}
 	if (tamper)
 		tamper(tctx, ranks, n);
-	if ((rv = ref_forward_full(&cfg, &ck, tokens, n_tok, full, routes, err)) != WT_OK)
+	if ((rv = full_once(f, err)) != WT_OK)
 		goto out;
-	res->budget = ref_layout_budget(&ck, l, &res->why);
+	const int64_t *routes = l->quant != WT_QUANT_NONE ? f->routes : NULL;
+	res->budget = ref_layout_budget(&f->ck, l, &res->why);
 	res->n_ranks = n;
-	res->n_tok = n_tok;
-	res->width = (int64_t)(n_out / ref_out_rows(&cfg, n_tok));
+	res->n_tok = f->n_tok;
+	res->width = (int64_t)(n_out / ref_out_rows(&f->cfg, f->n_tok));
 	res->pass = true;
 	for (uint32_t g = 0; g < l->ep_size; g++) {
 		ref_diff d;
-		if ((rv = ref_forward_sharded(&cfg, ranks, l, g, tokens, n_tok, routes, sh, err)))
+		rv =
+		    ref_forward_sharded(&f->cfg, ranks, l, g, f->tokens, f->n_tok, routes, sh, err);
+		if (rv != WT_OK)
 			goto out;
-		ref_compare(full, sh, n_out, &d);
+		ref_compare(f->out, sh, n_out, &d);
 		if (g == 0 || d.nonfinite || d.max_abs_diff > res->diff.max_abs_diff) {
 			res->diff = d;
 			res->worst_group = g;
@@ -306,12 +345,21 @@ int ref_verify(const ckpt *c, const wt_layout *l, const int64_t *tokens, size_t 
 			res->pass = false;
 	}
 out:
-	free(full);
 	free(sh);
-	free(routes);
 	ref_free_ranks(ranks, n);
-	ref_set_clear(&ck);
 	shardmap_plan_free(p);
+	return rv;
+}
+
+int ref_verify(const ckpt *c, const wt_layout *l, const int64_t *tokens, size_t n_tok,
+               ref_tamper_fn tamper, void *tctx, ref_result *res, wt_errbuf *err)
+{
+	ref_full f;
+	memset(res, 0, sizeof(*res));
+	int rv = ref_full_load(c, tokens, n_tok, &f, err);
+	if (rv == WT_OK)
+		rv = ref_verify_full(c, &f, l, tamper, tctx, res, err);
+	ref_full_clear(&f);
 	return rv;
 }
 

@@ -78,6 +78,29 @@ int ref_verify(const ckpt *c, const wt_layout *l, const int64_t *tokens, size_t 
                ref_tamper_fn tamper, void *tctx, ref_result *res, wt_errbuf *err);
 
 /*
+ * The layout-independent half of ref_verify: a checkpoint's tensors and configuration
+ * (ref_load_ckpt), the tokens, and once a layout needs them, the full path's outputs and
+ * (MoE) expert choices. A caller checking several layouts of one checkpoint loads it once
+ * (ref_full_load) and runs the full path once. ref_full_clear frees it (a zeroed or
+ * cleared one too).
+ */
+typedef struct ref_full {
+	ref_cfg cfg;
+	ref_set ck;
+	int64_t *tokens;
+	size_t n_tok;
+	float *out;      /* ref_out_count(cfg, n_tok) floats; NULL until a layout ran */
+	int64_t *routes; /* [L * n_tok * topk] for an MoE model, else NULL */
+} ref_full;
+
+int ref_full_load(const ckpt *c, const int64_t *tokens, size_t n_tok, ref_full *f, wt_errbuf *err);
+void ref_full_clear(ref_full *f);
+
+/* ref_verify of layout l over f, loaded (ref_full_load) from the same checkpoint c. */
+int ref_verify_full(const ckpt *c, ref_full *f, const wt_layout *l, ref_tamper_fn tamper,
+                    void *tctx, ref_result *res, wt_errbuf *err);
+
+/*
  * The full path alone: the reference outputs for tokens over checkpoint c in
  * *out (malloc'd, the caller frees; *rows x *width floats, row-major: decoders
  * one row of logits per token, BERT its hidden states plus the pooler row).
