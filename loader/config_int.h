@@ -312,6 +312,14 @@ int config_parse_hcx(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *
  * qwen2, qk_norm as use_qk_norm), vit_config as vision_config (siglip_vision_model, 27 blocks
  * as 26, vision_use_head false when absent); visual_und false refused. config_parse_bagel: the
  * view's vision_use_head and the language model's class into c (config_bagel.c). */
+/* Is root an ERNIE-4.5-VL config (model_type ernie4_5_moe_vl)? Its flat view: the [text,
+ * vision] lists moe_num_experts / moe_intermediate_size / moe_layer_start_index /
+ * moe_layer_end_index as the text entries, the vision experts' width kept for
+ * config_ernie45vl_vision; that one checks vision_config's and the resampler's keys into c
+ * (config_ernie45vl.c). */
+bool config_is_ernie45vl(json_t *root);
+int config_ernie45vl_root(json_t *root, json_t **out, wt_errbuf *err);
+int config_ernie45vl_vision(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
 bool config_is_bagel(json_t *root);
 int config_bagel_root(json_t *root, json_t **out, wt_errbuf *err);
 void config_parse_bagel(json_t *v, struct ckpt_config *c);

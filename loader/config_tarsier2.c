@@ -79,5 +79,7 @@ int config_flat_root(json_t *root, json_t **out, wt_errbuf *err)
 		return config_minicpmv_root(root, out, err);
 	if (config_is_bagel(root)) /* llm_config / vit_config as text_config / vision_config */
 		return config_bagel_root(root, out, err);
+	if (config_is_ernie45vl(root)) /* the [text, vision] MoE lists as their text entries */
+		return config_ernie45vl_root(root, out, err);
 	return WT_OK;
 }

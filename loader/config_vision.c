@@ -164,6 +164,8 @@ static int parse_vision(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *err)
 	if (config_is_nano_vl(root)) /* RADIO: args.model's sizes, mlp1's top-level keys */
 		return config_parse_nano_vl(root, v, c, err);
 	int rv = config_is_aria(root) ? config_parse_aria(root, c, err) : WT_OK;
+	if (rv == WT_OK && config_is_ernie45vl(root)) /* vision_config required, its keys too */
+		rv = config_ernie45vl_vision(root, v, c, err);
 	if (rv != WT_OK || v == NULL || json_is_null(v))
 		return rv; /* Aria without one: Idefics3VisionConfig's defaults (the planner's) */
 	if (!json_is_object(v))

@@ -443,6 +443,11 @@ typedef struct ckpt_config {
 	 * proj_prenorm (default false: mm_projector.prenorm); use_nth_layer goes to
 	 * v_feature_layer (-2), the sub-configs' model_type to v_model_type / lm_model_type */
 	bool hcx_pos_emb, hcx_prenorm;
+	/* ERNIE-4.5-VL (model_type ernie4_5_moe_vl; config_ernie45vl.c): the vision experts'
+	 * width moe_intermediate_size[1] (the text experts' [0] is moe_intermediate_size) and
+	 * use_temporal_conv (the resampler's temporal_linear.*) */
+	int64_t ev_moe_inter_v;
+	bool ev_temporal_conv;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

@@ -26,6 +26,7 @@ extern const sm_family shardmap_family_seed_oss;
 extern const sm_family shardmap_family_smollm3;
 extern const sm_family shardmap_family_ernie4_5;
 extern const sm_family shardmap_family_ernie4_5_moe;
+extern const sm_family shardmap_family_ernie45_vl; /* family_ernie45vl.c */
 extern const sm_family shardmap_family_bert;
 extern const sm_family shardmap_family_roberta;
 extern const sm_family shardmap_family_xlm_roberta;

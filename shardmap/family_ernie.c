@@ -44,7 +44,7 @@ static const sm_rule ernie4_5_moe_rules[] = {
 
 /* Ernie4_5_MoeDecoderLayer's test, moe_layer_end_index -1 read as the last layer (as
  * Ernie4_5_MoeConfig sets it). */
-static bool ernie4_5_moe_layer(const ckpt_config *c, int64_t i)
+bool shardmap_ernie_moe_layer(const ckpt_config *c, int64_t i)
 {
 	if (c->num_experts <= 0 || c->moe_layer_interval < 1)
 		return false;
@@ -55,7 +55,7 @@ static bool ernie4_5_moe_layer(const ckpt_config *c, int64_t i)
 
 /* use_bias gives every routed expert gate/up/down biases (Ernie4_5_MoeMLP), which no
  * expert stack carries: refused by name rather than as unknown tensors. */
-static int ernie4_5_moe_check(const ckpt_config *c, wt_errbuf *err)
+int shardmap_ernie_moe_check(const ckpt_config *c, wt_errbuf *err)
 {
 	if (c->use_bias && c->num_experts > 0)
 		return wt_seterr(err, WT_EUNSUPPORTED,
@@ -86,9 +86,9 @@ const sm_family shardmap_family_ernie4_5_moe = {
     .archs = ernie4_5_moe_archs,
     .rules = ernie4_5_moe_rules,
     .n_rules = SM_NRULES(ernie4_5_moe_rules),
-    .layer_is_moe = ernie4_5_moe_layer,
+    .layer_is_moe = shardmap_ernie_moe_layer,
     .layer_prefix = "model.layers.",
-    .check = ernie4_5_moe_check,
+    .check = shardmap_ernie_moe_check,
     .tie_default = true,
     .drop_prefix = "model.mtp_",
     .moe_keys = "moe_layer_start_index, moe_layer_end_index, moe_layer_interval",

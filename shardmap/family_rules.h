@@ -226,6 +226,11 @@
 /* The layer_is_moe hook of the families whose layers are all MoE when config.json has routed
  * experts (family_moe.c: Mixtral, OLMoE, ...; MiniCPM-MoE). */
 bool shardmap_moe_all(const ckpt_config *cfg, int64_t i);
+/* ERNIE 4.5 MoE's (family_ernie.c; ERNIE-4.5-VL's too): Ernie4_5_MoeDecoderLayer's MoE layers
+ * (moe_layer_start_index .. moe_layer_end_index, -1 the last, every moe_layer_interval-th), and
+ * use_bias refused where there are routed experts. */
+bool shardmap_ernie_moe_layer(const ckpt_config *cfg, int64_t i);
+int shardmap_ernie_moe_check(const ckpt_config *cfg, wt_errbuf *err);
 
 /* Replicated router-like tensor of MoE layers. */
 #define SM_RULE_ROUTER(ck, nd, d0, d1)                                                             \

@@ -417,7 +417,7 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 	}
 	char cbuf[NAME_MAX_LEN];
 	bool mixed;
-	const char *cn = shardmap_alias_canon(x->fam, x->alt, t->name, cbuf, sizeof(cbuf), &mixed);
+	const char *cn = shardmap_plan_canon(x, t->name, cbuf, sizeof(cbuf), &mixed);
 	if (!cn)
 		return wt_seterr(err, WT_ETOOBIG, "tensor '%s': name too long", t->name);
 	if (mixed)
@@ -476,7 +476,7 @@ static int map_tensor(sm_ctx *x, sm_plan *p, size_t k, wt_errbuf *err)
 static bool ckpt_name(const sm_ctx *x, char *buf, size_t cap)
 {
 	char tmp[NAME_MAX_LEN];
-	const char *n = shardmap_alias_ckpt(x->fam, x->alt, buf, tmp, sizeof(tmp));
+	const char *n = shardmap_plan_ckpt(x, buf, tmp, sizeof(tmp));
 	if (!n || strlen(n) >= cap)
 		return false;
 	if (n != buf)

@@ -65,6 +65,9 @@ static bool cfg_switch_more(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_HCXPRE:
 		*on = c->hcx_prenorm;
 		return true;
+	case SM_C_EVTEMP:
+		*on = c->ev_temporal_conv;
+		return true;
 	case SM_C_EAGLEFC:
 		*on = c->eagle_aux;
 		return true;
@@ -340,6 +343,8 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	     "proj_pos_emb is false (vLLM's C-Abstractor builds no pos_emb)"},
 	    {SM_C_HCXPRE, "proj_prenorm true (vLLM's C-Abstractor builds prenorm)",
 	     "proj_prenorm is false or absent (HCXVisionConfig's default: no prenorm)"},
+	    {SM_C_EVTEMP, "use_temporal_conv true (vLLM's resampler builds temporal_linear)",
+	     "use_temporal_conv is false (no temporal_linear)"},
 	    {SM_C_VPOOL, "vision_config.use_mean_pooling false",
 	     "vision_config.use_mean_pooling is true or absent (the final layernorm is an "
 	     "Identity)"},

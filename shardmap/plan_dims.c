@@ -469,14 +469,14 @@ static int vision_dims(const sm_ctx *x, sm_dims *d, wt_errbuf *err)
 	d->vis_vocab = c->ov_vocab; /* Ovis's (checked above: at most SM_DIM_MAX) */
 	d->vis_temporal_patch = c->v_temporal_patch_size;
 	uint64_t unf; /* Fuyu's vision_embed_tokens columns, LFM2-VL's patch Linear's */
-	if ((x->fam->fuyu || x->fam->siglip2) &&
+	if ((x->fam->fuyu || x->fam->siglip2 || x->fam->ernie_vl) &&
 	    (!wt_mul_u64((uint64_t)c->v_in_chans, (uint64_t)c->v_patch_size, &unf) ||
 	     !wt_mul_u64(unf, (uint64_t)c->v_patch_size, &unf) || unf > (uint64_t)SM_DIM_MAX))
 		return wt_seterr(err, WT_ECORRUPT,
 		                 "config.json: num_channels x patch_size^2 is not a model's (at "
 		                 "most %lld)",
 		                 SM_DIM_MAX);
-	if (x->fam->fuyu || x->fam->siglip2)
+	if (x->fam->fuyu || x->fam->siglip2 || x->fam->ernie_vl)
 		d->vis_unfold = (int64_t)unf;
 	if (!x->fam->vision_siglip && !x->fam->qwen3_vl && !x->fam->glm4v)
 		d->vis_patch = c->v_patch_size;
@@ -518,6 +518,7 @@ int shardmap_derive_dims(sm_ctx *x, wt_errbuf *err)
 	d->n_zero = c->zero_expert_num > 0 ? c->zero_expert_num : 0;
 	d->moe_inter =
 	    c->moe_intermediate_size > 0 ? c->moe_intermediate_size : c->intermediate_size;
+	d->moe_inter_v = c->ev_moe_inter_v;
 	if (c->shared_expert_intermediate_size > 0)
 		d->shared_inter = c->shared_expert_intermediate_size;
 	else if (c->n_shared_experts > 0)

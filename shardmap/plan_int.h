@@ -20,6 +20,7 @@ typedef struct sm_dims {
 	int64_t n_experts;    /* [E] routed experts (0 = dense) */
 	int64_t n_zero;       /* zero (identity) experts the router also scores (LongCat) */
 	int64_t moe_inter;    /* [Ie] moe_intermediate_size, else intermediate_size */
+	int64_t moe_inter_v;  /* [IEV] ERNIE-4.5-VL's vision experts' moe_intermediate_size[1] */
 	int64_t shared_inter; /* [ISH] shared-expert intermediate size (0 = none) */
 	int64_t n_layers;     /* [L] num_hidden_layers (an MTP draft: + num_nextn_predict_layers) */
 	int64_t layer_lo;     /* the first layer {i} names: 0 (an MTP draft: num_hidden_layers) */
@@ -107,6 +108,13 @@ typedef struct sm_ctx {
 	sm_layer_dims *ld; /* fam->layer_dims's, one per layer; owned; NULL = none */
 	sm_plan *p;        /* NULL in a dry run (validation only, no messages) */
 } sm_ctx;
+
+/* Checkpoint name `name` into the rules' name (the family's aliases, then its rename hook), into
+ * buf (cap bytes): name itself when unchanged, NULL when too long; *mixed as
+ * shardmap_alias_canon says. And back: a rules' name into the checkpoint's (plan_rename.c). */
+const char *shardmap_plan_canon(const sm_ctx *x, const char *name, char *buf, size_t cap,
+                                bool *mixed);
+const char *shardmap_plan_ckpt(const sm_ctx *x, const char *name, char *buf, size_t cap);
 
 /* The dims of x from its config (plan_dims.c): x->dm filled, every config dim checked;
  * a dim out of range or missing where the family needs it is an error naming the key. */

@@ -21,8 +21,10 @@ typedef struct expert_span {
  * when one tensor holds every expert stacked ([E, ...], GraniteMoE). */
 static int expert_span_of(const part_req *req, size_t parts_per_expert, expert_span *s)
 {
+	/* ERNIE-4.5-VL's vision experts: moe_intermediate_size[1] wide */
+	bool vis = req->rule->unit == SM_U_IEV;
 	int64_t experts = req->ctx->dm.n_experts, ep = req->ctx->ep_size,
-	        inter = req->ctx->dm.moe_inter;
+	        inter = vis ? req->ctx->dm.moe_inter_v : req->ctx->dm.moe_inter;
 	size_t want = parts_per_expert ? (size_t)experts * parts_per_expert : 1;
 	if (want != req->n_parts)
 		return wt_seterr(req->err, WT_ENOTFOUND, "tensor '%s': experts missing", req->rt);
@@ -31,12 +33,14 @@ static int expert_span_of(const part_req *req, size_t parts_per_expert, expert_s
 		/* No EP: every expert on every rank, each one TP-split by its rows. */
 		bool tpx = req->ctx->fam->tp_experts; /* MiniCPM-MoE: no EP to fall back on */
 		if (inter % req->tp_size)
-			return shardmap_layout_err(
-			    req->ctx, req->err,
-			    "tensor '%s': tp_size %" PRId64 " does not divide %s %" PRId64 "%s",
-			    req->rt, req->tp_size,
-			    tpx ? "intermediate_size" : "moe_intermediate_size", inter,
-			    tpx ? "" : " (or use ep_size > 1)");
+			return shardmap_layout_err(req->ctx, req->err,
+			                           "tensor '%s': tp_size %" PRId64
+			                           " does not divide %s %" PRId64 "%s",
+			                           req->rt, req->tp_size,
+			                           tpx   ? "intermediate_size"
+			                           : vis ? "moe_intermediate_size[1]"
+			                                 : "moe_intermediate_size",
+			                           inter, tpx ? "" : " (or use ep_size > 1)");
 		s->inter = inter / req->tp_size;
 		s->inter_at = req->tp_rank * s->inter;
 		return WT_OK;

@@ -279,6 +279,12 @@ static bool text_dim_value(const sm_dims *d, int sym, int64_t *v)
 	case SM_D_IE:
 		*v = d->moe_inter;
 		return true;
+	case SM_D_IEV:
+		*v = d->moe_inter_v;
+		return true;
+	case SM_D_VM2: /* at most 2 x SM_DIM_MAX^2: no overflow */
+		*v = 2 * d->vis_merged;
+		return true;
 	case SM_D_ISH:
 		*v = d->shared_inter;
 		return true;

@@ -42,6 +42,7 @@ static const sm_family *const families[] = {
     &shardmap_family_glm4_moe,
     &shardmap_family_ernie4_5,
     &shardmap_family_ernie4_5_moe,
+    &shardmap_family_ernie45_vl,
     &shardmap_family_cohere,
     &shardmap_family_cohere2,
     &shardmap_family_qwen3_vl,

@@ -216,6 +216,10 @@ typedef enum {
 	SM_D_VA,
 	SM_D_V3A,
 	SM_D_HID4, /* 4 * hidden_size: Bee's projector linear_1 rows, linear_2 columns */
+	/* ERNIE-4.5-VL: the vision experts' width moe_intermediate_size[1] (mlp.vision_experts),
+	 * and twice the merged width (the resampler's temporal_linear.0 columns: two time steps) */
+	SM_D_IEV,
+	SM_D_VM2,
 	SM_D_COUNT_
 } sm_dim;
 
@@ -239,6 +243,7 @@ typedef enum {
 	SM_U_ZAR,    /* Zamba2's adapter_rank rows (the adapters' A) */
 	SM_U_G3NLP,  /* Gemma 3n's num_hidden_layers x hidden_size_per_layer_input rows */
 	SM_U_G3NLR,  /* Gemma 3n's laurel_rank rows / columns */
+	SM_U_IEV,    /* ERNIE-4.5-VL's vision expert rows (moe_intermediate_size[1]) */
 } sm_unit;
 
 /* When a rule applies. */
@@ -366,6 +371,8 @@ typedef enum {
 	 * hcx_prenorm) */
 	SM_C_HCXPOS,
 	SM_C_HCXPRE,
+	/* ERNIE-4.5-VL's use_temporal_conv (the resampler's temporal_linear.*: ev_temporal_conv) */
+	SM_C_EVTEMP,
 } sm_cond;
 
 enum {

@@ -318,6 +318,15 @@ typedef struct sm_family {
 	 * does not divide them (NULL: linear_num_value_heads; Kimi-Linear's
 	 * linear_attn_config.num_heads) */
 	const char *lin_heads_key;
+	/* Hook: checkpoint name `name` into the rules' name (to_rules) or back, after / before the
+	 * aliases, into buf (cap bytes); name itself when unchanged, NULL when it does not fit
+	 * (ERNIE-4.5-VL: mlp.experts.{E + j} is its vision set, mlp.vision_experts.{j}); NULL =
+	 * none. plan_rename.c applies it. */
+	const char *(*rename)(const ckpt_config *cfg, bool to_rules, const char *name, char *buf,
+	                      size_t cap);
+	/* ERNIE-4.5-VL's tower (Ernie4_5_VisionTransformer): Qwen2-VL's vision_config keys, its
+	 * patch_embed a Linear over in_channels x patch_size^2 ([VUNF]) */
+	bool ernie_vl;
 } sm_family;
 
 /* vLLM's _rewrite_spec_layer_name on runtime name buf (cap bytes), in place: in
