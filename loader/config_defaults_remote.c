@@ -87,6 +87,18 @@ static const class_default molmo_defaults[] = {
     {"rms_norm_eps", true, 1e-5},        {"rope_theta", true, 10000.0},
 };
 
+/* HyperCLOVAXConfig's (the text_config class of naver-hyperclovax/HyperCLOVAX-SEED-Think-32B; its
+ * signature as the stored transformers port, HyperClovaXConfig, gives it): vocab_size 32000,
+ * hidden_size 4096, intermediate_size 11008, 32 layers, 32 heads (num_key_value_heads None: the
+ * heads), max_position_embeddings 2048, rms_norm_eps 1e-6, rope_theta 10000; untied;
+ * attention_bias / mlp_bias / use_post_norm false (the loader's and config_hcx_v2.c's). */
+static const class_default hyperclovax_defaults[] = {
+    {"vocab_size", false, 32000},        {"hidden_size", false, 4096},
+    {"intermediate_size", false, 11008}, {"num_hidden_layers", false, 32},
+    {"num_attention_heads", false, 32},  {"max_position_embeddings", false, 2048},
+    {"rms_norm_eps", true, 1e-6},        {"rope_theta", true, 10000.0},
+};
+
 /* InternLMConfig's (remote configuration_internlm.py, InternLM's first generation; signature as
  * mindnlp's port of it gives it): vocab_size 103168, hidden_size 4096, intermediate_size 11008,
  * 32 layers, 32 heads (no num_key_value_heads: the heads), max_position_embeddings 2048,
@@ -663,6 +675,7 @@ static const struct {
     CLASS("new", gte_new_defaults),           /* GteNewModel (config_gte.c) */
     CLASS("phi3_v", phi3_v_defaults), /* Phi3VForCausalLM (config_phi3v.c) */
     CLASS("molmo", molmo_defaults), /* MolmoForCausalLM (config_molmo.c) */
+    CLASS("hyperclovax", hyperclovax_defaults), /* HCXVisionV2ForCausalLM's text_config */
     /* clang-format on */
 };
 

@@ -136,7 +136,8 @@ int config_qwen2_vl_vision(json_t *root, json_t **out, wt_errbuf *err)
 	if (mt != NULL && strcmp(mt, "qwen2_vl") == 0) {
 		d = qwen2_vl_vision_defaults;
 		n = sizeof(qwen2_vl_vision_defaults) / sizeof(qwen2_vl_vision_defaults[0]);
-	} else if (mt != NULL && (strcmp(mt, "qwen2_5_vl") == 0 || strcmp(mt, "opencua") == 0)) {
+	} else if (mt != NULL && (strcmp(mt, "qwen2_5_vl") == 0 || strcmp(mt, "opencua") == 0 ||
+	                          strcmp(mt, "vlm") == 0)) {
 		d = qwen2_5_vl_vision_defaults;
 		n = sizeof(qwen2_5_vl_vision_defaults) / sizeof(qwen2_5_vl_vision_defaults[0]);
 	}

@@ -308,6 +308,11 @@ int config_parse_isaac(json_t *v, struct ckpt_config *c, wt_errbuf *err);
  * cabstractor and a non-square num_queries_vis_abstractor_image refused (config_hcx.c). */
 bool config_is_hcx(json_t *root);
 int config_parse_hcx(json_t *root, json_t *v, struct ckpt_config *c, wt_errbuf *err);
+/* Is root a HyperCLOVAX-SEED-Think config (model_type vlm: HCXVisionV2ForCausalLM)?
+ * config_parse_hcx_v2: text_config.model_type (hyperclovax or llama, required) and
+ * use_post_norm, vision_config.model_type into c (config_hcx_v2.c). */
+bool config_is_hcx_v2(json_t *root);
+int config_parse_hcx_v2(json_t *root, struct ckpt_config *c, wt_errbuf *err);
 /* Is root a BAGEL config (model_type bagel)? Its flat view: llm_config as text_config (model_type
  * qwen2, qk_norm as use_qk_norm), vit_config as vision_config (siglip_vision_model, 27 blocks
  * as 26, vision_use_head false when absent); visual_und false refused. config_parse_bagel: the

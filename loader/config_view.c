@@ -193,6 +193,12 @@ static bool lm_class_fixed(json_t *root, const char *mt, const char *tmt, const 
 		 * required): LlamaConfig's defaults for llama, the row LLaVA's llama reads */
 		return set_class(out,
 		                 tmt != NULL && strcmp(tmt, "llama") == 0 ? "llava:llama" : tmt);
+	if (config_is_hcx_v2(root))
+		/* HyperCLOVAX-SEED-Think's HCXVisionConfig builds text_config by its model_type
+		 * (config_hcx_v2.c admits hyperclovax and llama): HyperCLOVAXConfig's defaults, or
+		 * LlamaConfig's (the row LLaVA's llama reads) */
+		return set_class(out, tmt != NULL && strcmp(tmt, "llama") == 0 ? "llava:llama"
+		                                                               : "hyperclovax");
 	if (mt != NULL && strcmp(mt, "opencua") == 0)
 		/* vLLM's OpenCUAConfig builds Qwen2Config(**text_config) whatever its model_type
 		 * says: Qwen2Config's defaults (the row InternVL3's qwen2 text_config reads) */
@@ -287,6 +293,7 @@ static const char *const tie_by_text[] = {
     "bagel",
     "bee",
     "hyperclovax_vlm",
+    "vlm",
 };
 
 /* Top-level keys of a composite config that are not its text model's: the tie of

@@ -114,6 +114,8 @@ static int parse_vision_top(json_t *root, json_t *v, ckpt_config *c, wt_errbuf *
 		config_parse_bagel(v, c);
 	if (rv == WT_OK && config_is_hcx(root)) /* HCXVisionConfig's top-level keys */
 		rv = config_parse_hcx(root, v, c, err);
+	if (rv == WT_OK && config_is_hcx_v2(root)) /* HyperCLOVAX-SEED-Think's text_config */
+		rv = config_parse_hcx_v2(root, c, err);
 	return rv;
 }
 

@@ -448,6 +448,9 @@ typedef struct ckpt_config {
 	 * use_temporal_conv (the resampler's temporal_linear.*) */
 	int64_t ev_moe_inter_v;
 	bool ev_temporal_conv;
+	/* HyperCLOVAX-SEED-Think (model_type vlm; config_hcx_v2.c): text_config.use_post_norm
+	 * (hyperclovax: each layer's post_norm1 / post_norm2) */
+	bool hcx_post_norm;
 	bool has_deepstack;
 	int64_t *deepstack; /* owned */
 	size_t n_deepstack;

@@ -81,6 +81,7 @@ extern const sm_family shardmap_family_keye;          /* family_keye.c */
 extern const sm_family shardmap_family_isaac;         /* family_isaac.c */
 extern const sm_family shardmap_family_bagel;         /* family_bagel.c */
 extern const sm_family shardmap_family_hcx;           /* family_hcx.c */
+extern const sm_family shardmap_family_hcx_v2;        /* family_hcx.c */
 extern const sm_family shardmap_family_nano_vl;       /* family_nano_vl.c */
 extern const sm_family shardmap_family_dots_ocr;      /* family_dots_ocr.c */
 extern const sm_family shardmap_family_paddleocr_vl;  /* family_paddleocr_vl.c */

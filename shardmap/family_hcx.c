@@ -26,13 +26,35 @@
  *   biases; net.1 is the pooling), readout.0 [hid, VE] / readout.2 [hid, hid] nn.Linear with
  *   biases.
  * - image_newline [hid] (a plain Parameter, anyres true): whole.
+ *
+ * HyperCLOVAX-SEED-Think (HCXVisionV2ForCausalLM, model_type vlm: naver-hyperclovax/
+ * HyperCLOVAX-SEED-Think-32B, remote code; shardmap_family_hcx_v2, this family's arch_variant),
+ * cut as vLLM's hyperclovax_vision_v2.py (the stored version at commit 005d0ea3) /
+ * hyperclovax.py (055e47c2) / qwen2_5_vl.py load it. Its hf_to_vllm_mapper drops the
+ * checkpoint's model. prefix, puts vision_model. on visual. and skips discrete_vision_model;
+ * the table is written in vLLM's names (language_model.*, visual.*, mm_projector.*), the
+ * release's (model.language_model.*, model.vision_model.*, model.mm_projector.*) read through
+ * the aliases and served under the checkpoint's names (alias_runtime).
+ * - The language model language_model.*: init_vllm_registered_model of text_config
+ *   (HyperCLOVAXForCausalLM for model_type hyperclovax, the release's; LlamaForCausalLM for
+ *   llama): the llama family's rows (embed_tokens / lm_head by padded vocabulary rows, q/k/v
+ *   fused by heads, gate / up merged, o_proj / down_proj by columns, RMSNorms whole) and, with
+ *   text_config.use_post_norm, each layer's post_norm1 / post_norm2 RMSNorms whole.
+ * - The tower visual.* (Qwen2_5_VisionTransformer of vision_config, with the quant_config):
+ *   Qwen2.5-VL's rows (family_qvl_rules.h: qkv by heads, proj by columns, the gated MLP,
+ *   the merger's mlp.0 by rows and mlp.2 by columns). vLLM builds the merger to
+ *   out_hidden_size; it is cut here only at the language model's hidden_size (the release's
+ *   5120), others refused.
+ * - mm_projector [hid, out_hidden_size] and its bias: a plain nn.Linear (no quant_config):
+ *   whole on every rank, never quantized.
+ * - model.discrete_vision_model.* (the mapper's None): skipped.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "shardmap/family_rules.h"
+#include "shardmap/family_qvl_rules.h"
 
 #undef SM_LAYER
 #define SM_LAYER "language_model.model.layers.{i}."
@@ -169,7 +191,74 @@ static int hcx_extra(const ckpt *ck, const ckpt_config *c, wt_errbuf *err)
 	return WT_OK;
 }
 
-static const char *const hcx_archs[] = {"HCXVisionForCausalLM", NULL};
+/* HyperCLOVAX-SEED-Think: the language model's rows (SM_LAYER is language_model.model.layers.
+ * here), use_post_norm's two norms, Qwen2.5-VL's tower, the Linear projector. */
+static const sm_rule hcx_v2_rules[] = {
+    SM_RULES_TOP_AT("language_model."),
+    SM_RULES_LNORM,
+    SM_RULES_ATTN,
+    SM_RULES_MLP("mlp.", SM_D_I, SM_U_I, SM_C_ALL),
+    SM_RULE(SM_LAYER "post_norm1.weight", SM_LAYER "post_norm1.weight", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_HCXPOST, 0, 1, SM_D_HID, SM_D_ANY),
+    SM_RULE(SM_LAYER "post_norm2.weight", SM_LAYER "post_norm2.weight", SM_K_REPL, 0, SM_U_NONE,
+            SM_C_HCXPOST, 0, 1, SM_D_HID, SM_D_ANY),
+    QVL_TOWER_RULES,
+    QVL_25_RULES,
+    HX_R("mm_projector.weight", SM_C_ALL, 2, SM_D_HID, SM_D_HID),
+    HX_R("mm_projector.bias", SM_C_ALL, 1, SM_D_HID, SM_D_ANY),
+};
+
+/* The release's prefixes and vLLM's names (the table's). */
+static const char *const hcx_v2_aliases[] = {"model.language_model.",
+                                             "language_model.",
+                                             "model.vision_model.",
+                                             "visual.",
+                                             "model.mm_projector.",
+                                             "mm_projector.",
+                                             NULL};
+
+/* Qwen2.5-VL's tower (depth, hidden_size, num_heads, intermediate_size, out_hidden_size) whose
+ * heads split its width, its merger out to the language model's width. */
+static int hcx_v2_check(const ckpt_config *c, wt_errbuf *err)
+{
+	if (!c->has_vision || c->v_depth < 1 || c->v_hidden_size < 1 || c->v_num_heads < 1 ||
+	    c->v_intermediate_size < 1 || c->v_out_hidden_size < 1)
+		return wt_seterr(
+		    err, WT_ECORRUPT,
+		    "config.json: HCXVisionV2ForCausalLM needs vision_config with depth, "
+		    "hidden_size, num_heads, intermediate_size and out_hidden_size "
+		    "(Qwen2_5_VisionTransformer's; depth %" PRId64 ", hidden_size %" PRId64
+		    ", num_heads %" PRId64 ")",
+		    c->v_depth, c->v_hidden_size, c->v_num_heads);
+	if (c->v_hidden_size % c->v_num_heads)
+		return shardmap_vision_heads_err("num_heads", c->v_num_heads, c->v_hidden_size,
+		                                 err);
+	if (c->v_out_hidden_size != c->hidden_size)
+		return wt_seterr(err, WT_EUNSUPPORTED,
+		                 "config.json: vision_config.out_hidden_size %" PRId64
+		                 " is not text_config.hidden_size %" PRId64
+		                 ": vLLM's mm_projector maps one onto the other, but only the "
+		                 "release's equal widths (5120) are cut here; give equal widths",
+		                 c->v_out_hidden_size, c->hidden_size);
+	return WT_OK;
+}
+
+static const char *const hcx_v2_archs[] = {"HCXVisionV2ForCausalLM", NULL};
+
+const sm_family shardmap_family_hcx_v2 = {
+    .name = "hcx_vision",
+    .archs = hcx_v2_archs,
+    .rules = hcx_v2_rules,
+    .n_rules = SM_NRULES(hcx_v2_rules),
+    .layer_prefix = "language_model.model.layers.",
+    .check = hcx_v2_check,
+    .aliases = hcx_v2_aliases,
+    .alias_runtime = true,
+    .drop_prefix = "model.discrete_vision_model.",
+    .vision_gated = true,
+};
+
+static const char *const hcx_archs[] = {"HCXVisionForCausalLM", "HCXVisionV2ForCausalLM", NULL};
 
 const sm_family shardmap_family_hcx = {
     .name = "hcx_vision",
@@ -183,4 +272,5 @@ const sm_family shardmap_family_hcx = {
     .keep_float = hcx_float,
     .vision_gated = true,
     .vision_siglip = true,
+    .arch_variant = &shardmap_family_hcx_v2,
 };

@@ -68,6 +68,9 @@ static bool cfg_switch_more(const ckpt_config *c, uint8_t cond, bool *on)
 	case SM_C_EVTEMP:
 		*on = c->ev_temporal_conv;
 		return true;
+	case SM_C_HCXPOST:
+		*on = c->hcx_post_norm;
+		return true;
 	case SM_C_EAGLEFC:
 		*on = c->eagle_aux;
 		return true;
@@ -345,6 +348,11 @@ const char *shardmap_vswitch(uint8_t cond, bool on)
 	     "proj_prenorm is false or absent (HCXVisionConfig's default: no prenorm)"},
 	    {SM_C_EVTEMP, "use_temporal_conv true (vLLM's resampler builds temporal_linear)",
 	     "use_temporal_conv is false (no temporal_linear)"},
+	    {SM_C_HCXPOST,
+	     "text_config.use_post_norm true (vLLM's HyperCLOVAX layers build post_norm1 / "
+	     "post_norm2)",
+	     "text_config.use_post_norm is false or absent (HyperCLOVAXConfig's default: no "
+	     "post_norm1 / post_norm2)"},
 	    {SM_C_VPOOL, "vision_config.use_mean_pooling false",
 	     "vision_config.use_mean_pooling is true or absent (the final layernorm is an "
 	     "Identity)"},

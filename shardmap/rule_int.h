@@ -373,6 +373,9 @@ typedef enum {
 	SM_C_HCXPRE,
 	/* ERNIE-4.5-VL's use_temporal_conv (the resampler's temporal_linear.*: ev_temporal_conv) */
 	SM_C_EVTEMP,
+	/* HyperCLOVAX-SEED-Think's text_config.use_post_norm (each layer's post_norm1 /
+	 * post_norm2: hcx_post_norm) */
+	SM_C_HCXPOST,
 } sm_cond;
 
 enum {
