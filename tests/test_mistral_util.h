@@ -15,8 +15,7 @@ static char *g_root;
 /* wt-mkckpt --family MX_FAMILY --format FORMAT into g_root/NAME; its exit status. */
 static int gen(const char *name, const char *format)
 {
-	const char *b = getenv("WT_BUILD");
-	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+	char *bin = tu_mkckpt();
 	char *dir = tu_path(g_root, name);
 	char cmd[4096];
 	snprintf(cmd, sizeof(cmd),

@@ -43,8 +43,7 @@ static int setup(void **state)
 	static const char *fams[] = {F};
 	if (gen_fixtures("reference_ml3", fams, 1) != 0)
 		return -1;
-	const char *b = getenv("WT_BUILD");
-	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+	char *bin = tu_mkckpt();
 	char *dir = tu_path(g_root, "native");
 	char cmd[4096];
 	snprintf(cmd, sizeof(cmd),

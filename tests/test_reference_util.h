@@ -29,8 +29,7 @@ static const int64_t g_tokens[] = {1, 999, 17, 500, 3, 256, 640};
 /* wt-mkckpt --family fam into g_root/out; its exit status. */
 static __attribute__((unused)) int gen_family(const char *fam, const char *out)
 {
-	const char *b = getenv("WT_BUILD");
-	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+	char *bin = tu_mkckpt();
 	char *dir = tu_path(g_root, out);
 	char cmd[4096];
 	snprintf(cmd, sizeof(cmd), "'%s' --family %s --out '%s' --seed %u >/dev/null 2>&1", bin,

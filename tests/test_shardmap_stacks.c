@@ -32,8 +32,7 @@ static char *g_root;
 
 static int gen(const char *fam)
 {
-	const char *b = getenv("WT_BUILD");
-	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+	char *bin = tu_mkckpt();
 	char *dir = tu_path(g_root, fam);
 	char cmd[4096];
 	snprintf(cmd, sizeof(cmd), "'%s' --family %s --out '%s' --seed %u >/dev/null 2>&1", bin,

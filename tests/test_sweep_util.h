@@ -46,8 +46,7 @@ typedef struct sw_stats {
 /* The fixture families (`wt-mkckpt --family list`) into fams; their count. */
 static __attribute__((unused)) int sw_families(char fams[SW_MAX_FAMS][64])
 {
-	const char *b = getenv("WT_BUILD");
-	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+	char *bin = tu_mkckpt();
 	char cmd[2100];
 	snprintf(cmd, sizeof(cmd), "'%.2000s' --family list", bin);
 	free(bin);
@@ -72,8 +71,7 @@ static __attribute__((unused)) int sw_families(char fams[SW_MAX_FAMS][64])
 static __attribute__((unused)) char *sw_gen(const char *root, const char *fam)
 {
 	char *dir = tu_path(root, fam);
-	const char *b = getenv("WT_BUILD");
-	char *bin = tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+	char *bin = tu_mkckpt();
 	char cmd[2200];
 	snprintf(cmd, sizeof(cmd),
 	         "'%.1000s' --family %.64s --out '%.1000s' --seed %u >/dev/null 2>&1", bin, fam,

@@ -73,6 +73,15 @@ char *tu_path(const char *dir, const char *rel)
 	return p;
 }
 
+char *tu_mkckpt(void)
+{
+	const char *m = getenv("WT_MKCKPT");
+	if (m != NULL && *m != '\0')
+		return strdup(m);
+	const char *b = getenv("WT_BUILD");
+	return tu_path(b != NULL && *b ? b : "build", "wt-mkckpt");
+}
+
 static int mkparents(char *path)
 {
 	for (char *s = strchr(path + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {

@@ -18,6 +18,11 @@ char *tu_mkdtemp(const char *tag);
 int tu_rmrf(const char *path);
 /* "dir/rel"; caller frees. */
 char *tu_path(const char *dir, const char *rel);
+/* The fixture generator the tests run (caller frees): $WT_MKCKPT when set, else
+ * $WT_BUILD/wt-mkckpt (build/ without WT_BUILD). `make test` sets WT_MKCKPT to the normal
+ * build's for the sanitizer passes: the fixtures are the same bytes, and the generator runs
+ * under AddressSanitizer in test_fixtures and the integration scripts. */
+char *tu_mkckpt(void);
 /* Write len bytes to dir/rel, creating parent folders. 0 on success. */
 int tu_write_file(const char *dir, const char *rel, const void *data, size_t len);
 /* Whole file, NUL-terminated beyond *len; caller frees. NULL on failure. */
