@@ -25,6 +25,7 @@
 
 #define SEED 0x4c52ull
 #include "test_shardmap_fx.h"
+#include "test_shardmap_qvl25.h"
 
 /* LM: hid 128, H 8, KV 2, d 16, I 256, V 256, L 2, q/k/v biases (attention_bias), untied.
  * Vision (Qwen2.5-VL's): depth 2, width 64, 8 heads, gated MLP 96, merger 256 (merge 2) out 128,
@@ -88,52 +89,20 @@ static void add(tm_model *m, lay_t y, const char *c, int64_t a, int64_t b)
 	tm_add2(m, n, a, b);
 }
 
+static void add_lay(tm_model *m, int layout, const char *c, int64_t a, int64_t b)
+{
+	add(m, (lay_t)layout, c, a, b);
+}
+
 /* The model in layout y (Qwen2.5-VL's tensors first, so the same values in every layout): post
  * norms with `post`, the projector, unless y is HX_QVL. */
 static tm_model *hx_model(lay_t y, bool post)
 {
 	tm_model *m = tm_new(SEED, WT_BF16);
-	add(m, y, "model.embed_tokens.weight", 256, HID);
-	add(m, y, "model.norm.weight", HID, 0);
-	add(m, y, "lm_head.weight", 256, HID);
-	static const fx_leaf lm[] = {
-	    {"input_layernorm.weight", HID, 0},    {"post_attention_layernorm.weight", HID, 0},
-	    {"self_attn.q_proj.weight", 128, HID}, {"self_attn.k_proj.weight", 32, HID},
-	    {"self_attn.v_proj.weight", 32, HID},  {"self_attn.o_proj.weight", HID, 128},
-	    {"self_attn.q_proj.bias", 128, 0},     {"self_attn.k_proj.bias", 32, 0},
-	    {"self_attn.v_proj.bias", 32, 0},      {"mlp.gate_proj.weight", I, HID},
-	    {"mlp.up_proj.weight", I, HID},        {"mlp.down_proj.weight", HID, I}};
-	char b[200];
-	for (int l = 0; l < 2; l++)
-		for (size_t k = 0; k < sizeof(lm) / sizeof(lm[0]); k++) {
-			snprintf(b, sizeof(b), "model.layers.%d.%s", l, lm[k].leaf);
-			add(m, y, b, lm[k].n, lm[k].k);
-		}
-	static const fx_leaf blk[] = {
-	    {"norm1.weight", VE, 0},          {"norm2.weight", VE, 0},
-	    {"attn.qkv.weight", 3 * VE, VE},  {"attn.qkv.bias", 3 * VE, 0},
-	    {"attn.proj.weight", VE, VE},     {"attn.proj.bias", VE, 0},
-	    {"mlp.gate_proj.weight", VI, VE}, {"mlp.gate_proj.bias", VI, 0},
-	    {"mlp.up_proj.weight", VI, VE},   {"mlp.up_proj.bias", VI, 0},
-	    {"mlp.down_proj.weight", VE, VI}, {"mlp.down_proj.bias", VE, 0}};
-	for (int v = 0; v < 2; v++)
-		for (size_t k = 0; k < sizeof(blk) / sizeof(blk[0]); k++) {
-			snprintf(b, sizeof(b), "visual.blocks.%d.%s", v, blk[k].leaf);
-			add(m, y, b, blk[k].n, blk[k].k);
-		}
-	add(m, y, "visual.merger.ln_q.weight", VE, 0);
-	add(m, y, "visual.merger.mlp.0.weight", VM, VM);
-	add(m, y, "visual.merger.mlp.0.bias", VM, 0);
-	add(m, y, "visual.merger.mlp.2.weight", HID, VM);
-	add(m, y, "visual.merger.mlp.2.bias", HID, 0);
-	ck_name(b, sizeof(b), "visual.patch_embed.proj.weight", y);
-	tm_add(m, b, WT_DTYPE_INVALID, 1, VE * 3 * 2 * 2 * 2, 0, 0);
-	st_desc *d = &m->d[m->n - 1];
-	int64_t shape5[5] = {VE, 3, 2, 2, 2};
-	d->ndim = 5;
-	memcpy(d->shape, shape5, sizeof(shape5));
+	qvl25_add(m, (int)y, add_lay, true, &(qvl25_dims){HID, I, VE, VI, VM});
 	if (y == HX_QVL) /* Qwen2.5-VL's tensors first: the same values in every layout */
 		return m;
+	char b[200];
 	for (int l = 0; post && l < 2; l++)
 		for (int k = 1; k <= 2; k++) {
 			snprintf(b, sizeof(b), "model.layers.%d.post_norm%d.weight", l, k);
