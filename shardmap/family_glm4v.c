@@ -42,16 +42,7 @@
 
 /* Glm4vVisionModel (the same in both families). */
 #define G4V_VISION_RULES                                                                           \
-	{"visual.patch_embed.proj.weight",                                                         \
-	 "visual.patch_embed.proj.weight",                                                         \
-	 SM_K_REPL,                                                                                \
-	 0,                                                                                        \
-	 SM_U_NONE,                                                                                \
-	 SM_C_ALL,                                                                                 \
-	 0,                                                                                        \
-	 5,                                                                                        \
-	 {SM_D_VE, SM_D_VCH, SM_D_VTP, SM_D_VP, SM_D_VP}},                                         \
-	    G4V_REPL("patch_embed.proj.bias", SM_D_VE),                                            \
+	SM_RULE_PATCH3D("visual."), G4V_REPL("patch_embed.proj.bias", SM_D_VE),                    \
 	    G4V_REPL("post_conv_layernorm.weight", SM_D_VE),                                       \
 	    SM_RULE("visual.embeddings.position_embedding.weight",                                 \
 	            "visual.embeddings.position_embedding.weight", SM_K_REPL, 0, SM_U_NONE,        \

@@ -26,15 +26,7 @@
 /* The tower's rows of QVL_COMMON_RULES: the patch embed, each block's qkv / proj, the merger's
  * MLP. */
 #define QVL_TOWER_RULES                                                                            \
-	{"visual.patch_embed.proj.weight",                                                         \
-	 "visual.patch_embed.proj.weight",                                                         \
-	 SM_K_REPL,                                                                                \
-	 0,                                                                                        \
-	 SM_U_NONE,                                                                                \
-	 SM_C_ALL,                                                                                 \
-	 0,                                                                                        \
-	 5,                                                                                        \
-	 {SM_D_VE, SM_D_VCH, SM_D_VTP, SM_D_VP, SM_D_VP}},                                         \
+	SM_RULE_PATCH3D("visual."),                                                                \
 	    SM_RULE(SM_VB "attn.qkv.weight", SM_VB "attn.qkv.weight", SM_K_QKVF, 0, SM_U_VHEADS,   \
 	            SM_C_ALL, SM_F_QUANT | SM_F_VIS, 2, SM_D_V3E, SM_D_VE),                        \
 	    SM_RULE(SM_VB "attn.qkv.bias", SM_VB "attn.qkv.bias", SM_K_QKVF, 0, SM_U_VHEADS,       \

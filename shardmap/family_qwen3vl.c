@@ -59,16 +59,7 @@
 /* Qwen3VLVisionModel's patch embed, learned positions and blocks under prefix P ("visual.";
  * Qwen3-Omni's "thinker.visual."): the same in the three families. */
 #define Q3V_TOWER_RULES(P)                                                                         \
-	{P "patch_embed.proj.weight",                                                              \
-	 P "patch_embed.proj.weight",                                                              \
-	 SM_K_REPL,                                                                                \
-	 0,                                                                                        \
-	 SM_U_NONE,                                                                                \
-	 SM_C_ALL,                                                                                 \
-	 0,                                                                                        \
-	 5,                                                                                        \
-	 {SM_D_VE, SM_D_VCH, SM_D_VTP, SM_D_VP, SM_D_VP}},                                         \
-	    Q3V_REPL(P, "patch_embed.proj.bias", SM_D_VE),                                         \
+	SM_RULE_PATCH3D(P), Q3V_REPL(P, "patch_embed.proj.bias", SM_D_VE),                         \
 	    SM_RULE(P "pos_embed.weight", P "pos_embed.weight", SM_K_REPL, 0, SM_U_NONE, SM_C_ALL, \
 	            0, 2, SM_D_VNP, SM_D_VE),                                                      \
 	    Q3V_B_REPL(P, "norm1.weight"), Q3V_B_REPL(P, "norm1.bias"),                            \

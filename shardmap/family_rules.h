@@ -15,6 +15,18 @@
 		}                                                                                  \
 	}
 
+/* The Conv3d patch embed of the Qwen2-VL-style towers (Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni,
+ * Qwen3-VL, GLM-4V) under prefix P: [embed_dim, in_chans, temporal_patch_size, patch_size,
+ * patch_size], whole on every rank, never quantized. */
+#define SM_RULE_PATCH3D(P)                                                                         \
+	{                                                                                          \
+		P "patch_embed.proj.weight", P "patch_embed.proj.weight", SM_K_REPL, 0, SM_U_NONE, \
+		    SM_C_ALL, 0, 5,                                                                \
+		{                                                                                  \
+			SM_D_VE, SM_D_VCH, SM_D_VTP, SM_D_VP, SM_D_VP                              \
+		}                                                                                  \
+	}
+
 /* A rule checking three dimensions (a stacked checkpoint tensor). */
 #define SM_RULE3(ck, rt, kind, part, unit, cond, flags, d0, d1, d2)                                \
 	{                                                                                          \
